@@ -1,0 +1,433 @@
+"""The tracer core: abstract values, primitives, interpreters and tracers.
+
+numxla follows JAX's newer design ("one current interpreter with a parent",
+as in JAX's autodidax2): every operation is ``primitive.bind(*args,
+**params)``, which hands the operation to the *current interpreter*.
+
+* :class:`EvalInterpreter` (the bottom of every chain) runs a primitive's
+  reference semantics on concrete NumPy arrays.
+* :class:`tracer.graph.GraphBuilder` records the operation as an equation of
+  a :class:`tracer.graph.Graph` and returns a tracer standing for its result.
+* transforms (``autodiff``) add interpreters of their own, each with a
+  ``parent`` it delegates to.
+
+Rules live in tables keyed by primitive, one table per concern:
+``abstract_eval_rules`` and ``impl_rules`` here; ``autodiff`` and
+``compile`` keep their own tables.  Adding an op touches one place per
+concern.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from .shapes import PrimitiveType, Shape
+
+__all__ = [
+    "AbstractValue", "Primitive", "Tracer", "Interpreter", "EvalInterpreter",
+    "abstract_eval_rules", "impl_rules", "PRIMITIVES", "abstractify",
+    "current_interpreter", "set_interpreter", "TracerError",
+    "ConcretizationError", "LeakedTracerError", "ShapeError", "OPERATORS",
+    "DEFAULT_FLOAT", "DEFAULT_INT",
+]
+
+# Python scalars are weakly typed (as in JAX without x64): their dtype
+# yields to the other operand's; alone they become these types.
+DEFAULT_INT = PrimitiveType.S32
+DEFAULT_FLOAT = PrimitiveType.F32
+DEFAULT_COMPLEX = PrimitiveType.C64
+
+
+# --------------------------------------------------------------------------
+# abstract values
+# --------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class AbstractValue:
+    """What tracing knows about a value: its XLA ``Shape`` (element type,
+    dimensions, layout) and whether it came from a Python scalar
+    (``weak_type``, which lets ``x * 2`` keep ``x``'s dtype)."""
+
+    shape: Shape
+    weak_type: bool = False
+
+    @property
+    def dimensions(self) -> tuple[int, ...]:
+        return self.shape.dimensions
+
+    @property
+    def element_type(self) -> PrimitiveType:
+        return self.shape.element_type
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.shape.element_type.numpy_dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape.dimensions)
+
+    @property
+    def layout(self):
+        return self.shape.layout
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape.dimensions, dtype=np.int64))
+
+    def strip_layout(self) -> "AbstractValue":
+        """The same value with the default (major-to-minor) layout."""
+        if not self.shape.is_array:
+            return self
+        return AbstractValue(Shape(self.shape.element_type, self.shape.dimensions), self.weak_type)
+
+    def strong(self) -> "AbstractValue":
+        return dataclasses.replace(self, weak_type=False) if self.weak_type else self
+
+    def __str__(self) -> str:
+        return str(self.shape) + ("~weak" if self.weak_type else "")
+
+
+def array_value(element_type: PrimitiveType, dimensions, weak_type: bool = False) -> AbstractValue:
+    """An ``AbstractValue`` with default layout; the common result of shape rules."""
+    return AbstractValue(Shape(element_type, tuple(int(d) for d in dimensions)), weak_type)
+
+
+def abstractify(x: Any) -> AbstractValue:
+    """The abstract value of a concrete input (or of a tracer)."""
+    if isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, AbstractValue):
+        return x
+    if isinstance(x, Shape):
+        return AbstractValue(x)
+    aval_of = getattr(x, "__numxla_aval__", None)
+    if aval_of is not None:
+        return aval_of()
+    if isinstance(x, (bool, np.bool_)) and not isinstance(x, np.ndarray):
+        return AbstractValue(Shape(PrimitiveType.PRED, ()), weak_type=isinstance(x, bool))
+    if isinstance(x, int):
+        return AbstractValue(Shape(DEFAULT_INT, ()), weak_type=True)
+    if isinstance(x, float):
+        return AbstractValue(Shape(DEFAULT_FLOAT, ()), weak_type=True)
+    if isinstance(x, complex):
+        return AbstractValue(Shape(DEFAULT_COMPLEX, ()), weak_type=True)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return AbstractValue(Shape(PrimitiveType.from_dtype(x.dtype), tuple(np.shape(x))))
+    if hasattr(x, "shape") and hasattr(x, "dtype"):  # ShapeDtypeStruct-like
+        return AbstractValue(Shape(PrimitiveType.from_dtype(x.dtype), tuple(x.shape)))
+    raise TypeError(f"{type(x).__name__} is not a valid numxla value: expected an array, "
+                    f"a Python scalar or a Shape, got {x!r:.80}")
+
+
+def to_numpy(x: Any, aval: AbstractValue | None = None) -> np.ndarray:
+    """A concrete value as a NumPy array of its abstract value's dtype."""
+    if aval is None:
+        aval = abstractify(x)
+    return np.asarray(x, dtype=aval.dtype)
+
+
+# --------------------------------------------------------------------------
+# primitives and their rule tables
+# --------------------------------------------------------------------------
+
+abstract_eval_rules: dict["Primitive", Callable[..., Any]] = {}
+impl_rules: dict["Primitive", Callable[..., Any]] = {}
+PRIMITIVES: dict[str, "Primitive"] = {}
+
+
+class Primitive:
+    """One XLA operation.  ``bind`` hands it to the current interpreter.
+
+    ``multiple_results``: the op returns a tuple of values (e.g. ``sort`` of
+    several operands, ``batch_norm_training``).  ``has_side_effect``: the op
+    must not be removed or reordered (``outfeed``, ``send``...).
+    """
+
+    def __init__(self, name: str, *, multiple_results: bool = False,
+                 has_side_effect: bool = False):
+        if name in PRIMITIVES:
+            raise ValueError(f"primitive {name!r} is defined twice")
+        self.name = name
+        self.multiple_results = multiple_results
+        self.has_side_effect = has_side_effect
+        PRIMITIVES[name] = self
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        return current_interpreter().interpret(self, args, params)
+
+    def abstract_eval(self, *avals: AbstractValue, **params: Any) -> tuple[AbstractValue, ...]:
+        """Output abstract values as a tuple (one element unless ``multiple_results``)."""
+        rule = abstract_eval_rules.get(self)
+        if rule is None:
+            raise NotImplementedError(f"{self.name}: no shape rule registered")
+        out = rule(*avals, **params)
+        return tuple(out) if self.multiple_results else (out,)
+
+    def def_abstract_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        abstract_eval_rules[self] = rule
+        return rule
+
+    def def_impl(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        impl_rules[self] = rule
+        return rule
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+# --------------------------------------------------------------------------
+# interpreters
+# --------------------------------------------------------------------------
+
+class TracerError(Exception):
+    """Base of the errors raised when a traced value is misused."""
+
+
+class ConcretizationError(TracerError, TypeError):
+    """A traced (abstract) value was used where Python needs a concrete one."""
+
+
+class LeakedTracerError(TracerError):
+    """A traced value escaped the function being traced and was used later."""
+
+
+class ShapeError(TypeError, ValueError):
+    """An op was called with shapes, element types or parameters XLA rejects.
+
+    Raised by shape rules at trace time; the message names the op, the
+    operand shapes and the parameter at fault.  It is both a ``TypeError``
+    (as ``jax.lax`` raises) and a ``ValueError``.
+    """
+
+    def __init__(self, op: str, message: str, *operands: "AbstractValue | Shape"):
+        shapes = ", ".join(str(o.shape if isinstance(o, AbstractValue) else o) for o in operands)
+        detail = f" (operands: {shapes})" if operands else ""
+        super().__init__(f"{op}: {message}{detail}")
+        self.op = op
+
+
+class Interpreter:
+    """Handles ``bind`` calls; ``parent`` is the interpreter it runs on."""
+
+    parent: "Interpreter | None" = None
+    active: bool = True
+
+    def interpret(self, primitive: Primitive, args: tuple, params: dict) -> Any:
+        raise NotImplementedError
+
+    def is_ancestor_of(self, other: "Interpreter") -> bool:
+        node: Interpreter | None = other
+        while node is not None:
+            if node is self:
+                return True
+            node = node.parent
+        return False
+
+
+class EvalInterpreter(Interpreter):
+    """Runs primitives eagerly with their reference semantics (NumPy).
+
+    The shape rule runs first, so an eager call raises the same error as a
+    traced one; the result is then checked against the rule's output."""
+
+    def interpret(self, primitive: Primitive, args: tuple, params: dict) -> Any:
+        for a in args:
+            if isinstance(a, Tracer):
+                raise a._leaked_error(f"it was passed to {primitive.name}")
+        avals = tuple(abstractify(a) for a in args)
+        out_avals = primitive.abstract_eval(*avals, **params)
+        impl = impl_rules.get(primitive)
+        if impl is None:
+            raise NotImplementedError(f"{primitive.name}: no reference semantics registered")
+        arrays = tuple(to_numpy(a, av) for a, av in zip(args, avals))
+        out = impl(*arrays, **params)
+        outs = tuple(out) if primitive.multiple_results else (out,)
+        if len(outs) != len(out_avals):
+            raise AssertionError(f"{primitive.name}: reference gave {len(outs)} results, "
+                                 f"shape rule {len(out_avals)}")
+        results = tuple(_check_concrete(primitive, o, av) for o, av in zip(outs, out_avals))
+        return results if primitive.multiple_results else results[0]
+
+
+def _check_concrete(primitive: Primitive, value: Any, aval: AbstractValue) -> Any:
+    if not aval.shape.is_array:
+        return value
+    arr = np.asarray(value)
+    if arr.shape != aval.dimensions:
+        raise AssertionError(f"{primitive.name}: reference semantics gave shape {arr.shape}, "
+                             f"shape rule says {aval.shape}")
+    return arr.astype(aval.dtype, copy=False)
+
+
+class _InterpreterState(threading.local):
+    def __init__(self):
+        self.current: Interpreter = EvalInterpreter()
+
+
+_state = _InterpreterState()
+
+
+def current_interpreter() -> Interpreter:
+    return _state.current
+
+
+@contextlib.contextmanager
+def set_interpreter(interpreter: Interpreter) -> Iterator[Interpreter]:
+    """Make ``interpreter`` current for the duration of the block (per thread)."""
+    previous = _state.current
+    _state.current = interpreter
+    try:
+        yield interpreter
+    finally:
+        _state.current = previous
+
+
+# --------------------------------------------------------------------------
+# tracers
+# --------------------------------------------------------------------------
+
+# Python operators on tracers are defined by the op set (primitives/), which
+# fills this table: name -> function(self, other) (or function(self)).
+OPERATORS: dict[str, Callable[..., Any]] = {}
+
+
+def _operator(name: str) -> Callable[..., Any]:
+    def method(self, *args):
+        fn = OPERATORS.get(name)
+        if fn is None:
+            raise TypeError(f"operator {name} on a traced value needs the op set: import primitives")
+        return fn(self, *args)
+    method.__name__ = name
+    return method
+
+
+class Tracer:
+    """A value standing for an array during tracing.
+
+    Subclasses belong to one interpreter (``_interpreter``) and carry an
+    ``aval``.  Python operators dispatch through :data:`OPERATORS`; asking
+    for a concrete value (``bool``, ``int``, ``np.asarray``) raises
+    :class:`ConcretizationError` naming the argument it depends on.
+    """
+
+    __array_priority__ = 1000
+    _interpreter: Interpreter
+    aval: AbstractValue
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.dimensions
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.aval.ndim
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    @property
+    def xla_shape(self) -> Shape:
+        return self.aval.shape
+
+    def __len__(self) -> int:
+        if not self.aval.dimensions:
+            raise TypeError("len() of a rank-0 traced value")
+        return self.aval.dimensions[0]
+
+    # -- concreteness errors ------------------------------------------------
+    def describe_origin(self) -> str:
+        """Which inputs of the traced function this value depends on."""
+        return "a traced value"
+
+    def _concretization_error(self, what: str) -> ConcretizationError:
+        return ConcretizationError(
+            f"{what} needs a concrete value, but {self.describe_origin()} "
+            f"({self.aval.shape}) is abstract while tracing. Python control flow "
+            f"(if/while/and/or/bool) cannot depend on a traced value: use "
+            f"lax.cond / lax.select / lax.while_loop instead, or mark the "
+            f"argument static (jit(..., static_argnums=...)).")
+
+    def _leaked_error(self, how: str) -> LeakedTracerError:
+        return LeakedTracerError(
+            f"a traced value ({self.describe_origin()}, {self.aval.shape}) was used "
+            f"after the trace that made it had finished ({how}). It escaped the "
+            f"traced function, e.g. stored in a global, a closure or an object "
+            f"attribute. Return it as an output of the function instead.")
+
+    def __bool__(self):
+        raise self._concretization_error("bool() (an if, while, and, or, not)")
+
+    def __int__(self):
+        raise self._concretization_error("int()")
+
+    def __float__(self):
+        raise self._concretization_error("float()")
+
+    def __complex__(self):
+        raise self._concretization_error("complex()")
+
+    def __index__(self):
+        raise self._concretization_error("using a traced value as a Python index")
+
+    def __array__(self, dtype=None, copy=None):
+        raise self._concretization_error("np.asarray()")
+
+    def __iter__(self):
+        if not self.aval.dimensions:
+            raise TypeError("iteration over a rank-0 traced value")
+        return (self[i] for i in range(self.aval.dimensions[0]))
+
+    __hash__ = object.__hash__
+
+    __add__ = _operator("__add__")
+    __radd__ = _operator("__radd__")
+    __sub__ = _operator("__sub__")
+    __rsub__ = _operator("__rsub__")
+    __mul__ = _operator("__mul__")
+    __rmul__ = _operator("__rmul__")
+    __truediv__ = _operator("__truediv__")
+    __rtruediv__ = _operator("__rtruediv__")
+    __floordiv__ = _operator("__floordiv__")
+    __rfloordiv__ = _operator("__rfloordiv__")
+    __mod__ = _operator("__mod__")
+    __rmod__ = _operator("__rmod__")
+    __pow__ = _operator("__pow__")
+    __rpow__ = _operator("__rpow__")
+    __matmul__ = _operator("__matmul__")
+    __rmatmul__ = _operator("__rmatmul__")
+    __and__ = _operator("__and__")
+    __rand__ = _operator("__rand__")
+    __or__ = _operator("__or__")
+    __ror__ = _operator("__ror__")
+    __xor__ = _operator("__xor__")
+    __rxor__ = _operator("__rxor__")
+    __lshift__ = _operator("__lshift__")
+    __rshift__ = _operator("__rshift__")
+    __neg__ = _operator("__neg__")
+    __pos__ = _operator("__pos__")
+    __abs__ = _operator("__abs__")
+    __invert__ = _operator("__invert__")
+    __eq__ = _operator("__eq__")  # type: ignore[assignment]
+    __ne__ = _operator("__ne__")  # type: ignore[assignment]
+    __lt__ = _operator("__lt__")
+    __le__ = _operator("__le__")
+    __gt__ = _operator("__gt__")
+    __ge__ = _operator("__ge__")
+    __getitem__ = _operator("__getitem__")
+
+    def __getattr__(self, name: str):
+        # Array methods (.T, .reshape, .sum, .astype ...) come from the op set.
+        fn = OPERATORS.get(f"attr:{name}")
+        if fn is None:
+            raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+        return fn(self)
