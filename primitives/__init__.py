@@ -12,7 +12,7 @@ from .elementwise import (add, compare, convert_element_type, div, eq, exp, ge, 
                           lt, max, min, mul, ne, neg, select, sub, tanh)
 from .shape_ops import broadcast_in_dim, reshape, transpose
 from .reductions import reduce_sum
-from .dot import dot, dot_general
+from .dot_conv import dot, dot_general
 from . import numpy  # noqa: F401  (defines the operators of traced values)
 
 

@@ -7,6 +7,7 @@ anything with ``.shape`` and ``.dtype``; only their abstract value is used.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
@@ -20,7 +21,8 @@ __all__ = ["make_graph", "trace_pytree", "ShapeDtypeStruct", "split_static",
            "Signature"]
 
 
-class ShapeDtypeStruct(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class ShapeDtypeStruct:
     """An abstract argument, as in JAX: ``ShapeDtypeStruct((3, 5), np.float32)``."""
 
     shape: tuple[int, ...]
@@ -140,6 +142,7 @@ def _merge_static(dyn_args: tuple, static_pos: tuple[tuple[int, Any], ...]) -> l
 
 
 def _sanitize_name(name: str) -> str:
+    name = name.strip("<>")  # "<lambda>" -> "lambda"
     return "".join(c if c.isalnum() or c in "_." else "_" for c in name) or "main"
 
 

@@ -1,0 +1,135 @@
+"""The runtime ``Array``: a 1-D physical buffer plus its XLA ``Shape``.
+
+The buffer holds the elements in the order the shape's layout defines
+(``minor_to_major``, padding, tiles); ``np.asarray(array)`` gives the logical
+ndarray (a zero-copy view for the default layout).  ``device_put`` makes an
+``Array`` with a chosen layout.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tracer.core import AbstractValue, abstractify
+from tracer.shapes import Layout, PrimitiveType, Shape, from_physical, parse_layout, to_physical
+
+__all__ = ["Array", "device_put", "as_layout", "to_buffer"]
+
+
+def as_layout(layout: Any, rank: int) -> Layout:
+    """A ``Layout`` from a ``Layout``, layout text (``"{0,1}"``), shape text
+    (``"f32[3,5]{0,1:T(2,2)}"``, whose layout is taken) or a
+    ``minor_to_major`` sequence."""
+    if isinstance(layout, Layout):
+        return layout
+    if isinstance(layout, Shape):
+        return layout.layout
+    if isinstance(layout, str):
+        text = layout.strip()
+        if text.startswith("{"):
+            return parse_layout(text)
+        from tracer.shapes import parse_shape
+        return parse_shape(text).layout
+    if layout is None:
+        return Layout.default(rank)
+    return Layout(tuple(layout))
+
+
+class Array:
+    """An array in a physical buffer laid out as ``xla_shape.layout`` says."""
+
+    __array_priority__ = 100
+
+    def __init__(self, buffer: np.ndarray, xla_shape: Shape):
+        if buffer.ndim != 1 or buffer.size != xla_shape.physical_size:
+            raise ValueError(f"Array: buffer of {buffer.size} elements does not hold "
+                             f"{xla_shape} ({xla_shape.physical_size} physical elements)")
+        self.buffer = buffer
+        self.xla_shape = xla_shape
+
+    # -- array protocol -------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.xla_shape.dimensions
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.xla_shape.element_type.numpy_dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.xla_shape.dimensions)
+
+    @property
+    def size(self) -> int:
+        return self.xla_shape.size
+
+    @property
+    def layout(self) -> Layout:
+        return self.xla_shape.layout
+
+    def __numxla_aval__(self) -> AbstractValue:
+        return AbstractValue(self.xla_shape)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = from_physical(self.buffer, self.xla_shape)
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def block_until_ready(self) -> "Array":
+        return self
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of an unsized Array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"Array({np.asarray(self)!r}, shape={self.xla_shape})"
+
+    def __float__(self) -> float:
+        return float(np.asarray(self))
+
+    def __int__(self) -> int:
+        return int(np.asarray(self))
+
+    def __bool__(self) -> bool:
+        return bool(np.asarray(self))
+
+    def __getitem__(self, index):
+        return np.asarray(self)[index]
+
+    def __iter__(self):
+        return iter(np.asarray(self))
+
+
+def _operator(name: str):
+    def method(self, *args):
+        from tracer.core import OPERATORS
+        return OPERATORS[name](self, *args)
+    method.__name__ = name
+    return method
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+              "__truediv__", "__rtruediv__", "__matmul__", "__rmatmul__", "__neg__",
+              "__pos__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(Array, _name, _operator(_name))
+
+
+def device_put(x: Any, layout: Any = None) -> Array:
+    """Put ``x`` in a physical buffer with ``layout`` (default major-to-minor)."""
+    arr = np.asarray(x)
+    t = PrimitiveType.from_dtype(arr.dtype)
+    shape = Shape(t, arr.shape, as_layout(layout, arr.ndim))
+    return Array(to_physical(arr, shape), shape)
+
+
+def to_buffer(x: Any, aval: AbstractValue) -> np.ndarray:
+    """The physical buffer of argument ``x`` for a parameter of type ``aval``."""
+    if isinstance(x, Array) and x.xla_shape == aval.shape:
+        return x.buffer
+    arr = np.asarray(x, dtype=aval.dtype)
+    if aval.shape.layout == Layout.default(arr.ndim):
+        return np.ascontiguousarray(arr).reshape(-1)
+    return to_physical(arr, aval.shape)
