@@ -8,12 +8,25 @@ backend is tested against) and the user-facing function.
 """
 from tracer.core import PRIMITIVES
 
-from .elementwise import (add, compare, convert_element_type, div, eq, exp, ge, gt, le, log,
-                          lt, max, min, mul, ne, neg, select, sub, tanh)
-from .shape_ops import broadcast_in_dim, reshape, transpose
-from .reductions import reduce_sum
-from .dot_conv import dot, dot_general
+from .elementwise import *  # noqa: F401,F403
+from .shape_ops import *  # noqa: F401,F403
+from .reductions import *  # noqa: F401,F403
+from .windows import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
+from .dot_conv import *  # noqa: F401,F403
+from .fft_linalg import *  # noqa: F401,F403
+from .batch_norm import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from .control_flow import *  # noqa: F401,F403
+from .side_effects import *  # noqa: F401,F403
+from .rng import *  # noqa: F401,F403
+from .collectives import *  # noqa: F401,F403
 from . import numpy  # noqa: F401  (defines the operators of traced values)
+from . import (batch_norm, collectives, control_flow, dot_conv, elementwise, fft_linalg,
+               indexing, reductions, rng, shape_ops, side_effects, sorting, windows)
+
+_FAMILIES = (elementwise, shape_ops, reductions, windows, sorting, dot_conv, fft_linalg,
+             batch_norm, indexing, control_flow, side_effects, rng, collectives)
 
 
 def list_primitives() -> list[str]:
@@ -21,8 +34,5 @@ def list_primitives() -> list[str]:
     return sorted(PRIMITIVES)
 
 
-__all__ = [
-    "add", "compare", "convert_element_type", "div", "eq", "exp", "ge", "gt", "le", "log",
-    "lt", "max", "min", "mul", "ne", "neg", "select", "sub", "tanh", "broadcast_in_dim",
-    "reshape", "transpose", "reduce_sum", "dot", "dot_general", "list_primitives", "numpy",
-]
+__all__ = [name for family in _FAMILIES for name in family.__all__] + [
+    "list_primitives", "numpy"]

@@ -17,11 +17,11 @@ from tracer import core
 from tracer.core import ShapeError, abstractify
 from tracer.shapes import PrimitiveType as PT
 
-from . import elementwise as ew
-from .dot_conv import dot_general
-from .dtypes import canonical_type
-from .reductions import reduce_sum
-from .shape_ops import broadcast_in_dim, reshape as _lax_reshape, transpose as _lax_transpose
+from .. import elementwise as ew
+from ..dot_conv import dot_general
+from ..dtypes import canonical_type
+from ..reductions import reduce_sum
+from ..shape_ops import broadcast_in_dim, reshape as _lax_reshape, transpose as _lax_transpose
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "negative", "exp", "log",

@@ -1,0 +1,4 @@
+"""NumPy-style layer: math functions (filled in by the op-set work)."""
+from __future__ import annotations
+
+__all__: list[str] = []
