@@ -43,15 +43,15 @@ class Compiled:
         self.source = _module_source(body)
         module = load_module(self.source)
         self._fn = module.graph_fn
-        self._in_avals = graph.in_avals
+        self._converters = tuple(_buffer_converter(av) for av in graph.in_avals)
         self._consts = tuple(to_buffer(c, v.aval) for c, v in
                              zip(graph.const_values, graph.const_vars))
         self._name = func_name
 
     def call_flat(self, leaves: Sequence[Any]) -> list[Array]:
-        buffers = [to_buffer(x, av) for x, av in zip(leaves, self._in_avals)]
+        buffers = [convert(x) for convert, x in zip(self._converters, leaves)]
         outs = self._fn(*buffers, *self._consts)
-        return [Array(b, s) for b, s in zip(outs, self.out_shapes)]
+        return [Array.wrap(b, s) for b, s in zip(outs, self.out_shapes)]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves, _ = pytree.flatten((args, kwargs))
@@ -60,6 +60,37 @@ class Compiled:
     def as_text(self) -> str:
         """The compiled graph as HLO-like text, with the layout of every value."""
         return self.graph.as_text()
+
+
+def _buffer_converter(aval: AbstractValue) -> Callable[[Any], np.ndarray]:
+    """The argument -> physical buffer conversion for one parameter, with a
+    fast path for C-contiguous NumPy arrays in the default layout."""
+    if aval.shape.is_array and aval.shape.has_default_layout:
+        dtype = aval.dtype
+
+        def convert(x: Any) -> np.ndarray:
+            if type(x) is np.ndarray and x.dtype == dtype and x.flags.c_contiguous:
+                return x.reshape(-1)
+            return to_buffer(x, aval)
+        return convert
+    return functools.partial(to_buffer, aval=aval)
+
+
+def _leaf_key(x: Any) -> Any:
+    """A cheap stand-in for a leaf's abstract value (None: no fast path)."""
+    t = type(x)
+    if t is np.ndarray:
+        return (x.dtype, x.shape)
+    if t is Array:
+        return x.xla_shape
+    if t in (float, int, bool, complex):
+        return t
+    if isinstance(x, np.generic):
+        return (x.dtype, ())
+    return None
+
+
+_NO_KEY = object()
 
 
 def _module_source(body: str) -> str:
@@ -103,6 +134,10 @@ class JittedFunction:
         self.in_layouts = in_layouts
         self.out_layouts = out_layouts
         self._cache: dict[Signature, Compiled] = {}
+        # (tree, statics, cheap leaf keys) -> Compiled: skips building abstract values
+        self._fast_cache: dict[tuple, Compiled] = {}
+        self._flat_cache: dict[tuple, Compiled] = {}  # positional ndarrays only
+        self._has_static = static_argnums is not None or static_argnames is not None
         self._lock = threading.Lock()
 
     # -- signatures ----------------------------------------------------------------
@@ -171,10 +206,31 @@ class JittedFunction:
         return compiled
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        signature, leaves, dyn_args, dyn_kwargs = self._signature(args, kwargs)
-        if any(isinstance(x, Tracer) for x in leaves):
-            return self.fn(*args, **kwargs)  # under an enclosing trace: inline
-        compiled = self._compiled_for(signature, dyn_args, dyn_kwargs)
+        if not kwargs and not self._has_static:
+            # the common case: positional NumPy arrays only
+            key = tuple([(a.dtype, a.shape) if type(a) is np.ndarray else _NO_KEY for a in args])
+            compiled = self._flat_cache.get(key)
+            if compiled is not None:
+                return compiled.graph.out_tree.unflatten(compiled.call_flat(args))
+        if self._has_static:
+            dyn_args, dyn_kwargs, static_pos, static_kw = split_static(
+                args, kwargs, self.static_argnums, self.static_argnames)
+        else:
+            dyn_args, dyn_kwargs, static_pos, static_kw = args, kwargs, (), ()
+        leaves, in_tree = pytree.flatten((dyn_args, dyn_kwargs))
+        leaf_keys = tuple(map(_leaf_key, leaves))
+        fast_key = (in_tree, static_pos, static_kw, leaf_keys)
+        compiled = self._fast_cache.get(fast_key) if None not in leaf_keys else None
+        if compiled is None:
+            if any(isinstance(x, Tracer) for x in leaves):
+                return self.fn(*args, **kwargs)  # under an enclosing trace: inline
+            signature, _, _, _ = self._signature(args, kwargs)
+            compiled = self._compiled_for(signature, dyn_args, dyn_kwargs)
+            if None not in leaf_keys:
+                self._fast_cache[fast_key] = compiled
+                if not kwargs and not self._has_static and all(
+                        type(a) is np.ndarray for a in args):
+                    self._flat_cache[tuple((a.dtype, a.shape) for a in args)] = compiled
         return compiled.graph.out_tree.unflatten(compiled.call_flat(leaves))
 
     def cache_size(self) -> int:

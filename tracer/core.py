@@ -244,7 +244,8 @@ class EvalInterpreter(Interpreter):
         impl = impl_rules.get(primitive)
         if impl is None:
             raise NotImplementedError(f"{primitive.name}: no reference semantics registered")
-        arrays = tuple(to_numpy(a, av) for a, av in zip(args, avals))
+        # Tokens and tuples are passed through as the runtime objects they are.
+        arrays = tuple(to_numpy(a, av) if av.shape.is_array else a for a, av in zip(args, avals))
         out = impl(*arrays, **params)
         outs = tuple(out) if primitive.multiple_results else (out,)
         if len(outs) != len(out_avals):

@@ -86,13 +86,27 @@ register_pytree_node(dict, _dict_flatten, lambda keys, c: dict(zip(keys, c)))
 register_pytree_node(type(None), lambda _: ((), None), lambda _a, _c: None)
 
 
-@dataclasses.dataclass(frozen=True)
 class TreeDef:
-    """The structure of a pytree with its leaves removed (hashable)."""
+    """The structure of a pytree with its leaves removed (hashable; its hash
+    is computed once, since it keys ``jit``'s cache on every call)."""
 
-    node_type: type | None  # None marks a leaf
-    aux_data: Hashable = None
-    children: tuple["TreeDef", ...] = ()
+    __slots__ = ("node_type", "aux_data", "children", "_hash")
+
+    def __init__(self, node_type: type | None, aux_data: Hashable = None,
+                 children: tuple["TreeDef", ...] = ()):
+        self.node_type = node_type  # None marks a leaf
+        self.aux_data = aux_data
+        self.children = children
+        self._hash = hash((node_type, aux_data, children))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            isinstance(other, TreeDef) and self._hash == other._hash
+            and self.node_type == other.node_type and self.aux_data == other.aux_data
+            and self.children == other.children)
 
     @property
     def num_leaves(self) -> int:
@@ -155,16 +169,18 @@ def _flatten(x: Any, leaves: list, is_leaf) -> TreeDef:
     if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return _LEAF
-    if _is_namedtuple(x) and type(x) not in _registry:
-        kids = tuple(_flatten(c, leaves, is_leaf) for c in x)
-        return TreeDef(_NAMEDTUPLE, type(x), kids)
-    node = _registry.get(type(x))
+    t = type(x)
+    if t is tuple or t is list:  # the common containers, without the registry
+        return TreeDef(t, None, tuple([_flatten(c, leaves, is_leaf) for c in x]))
+    node = _registry.get(t)
     if node is None:
+        if _is_namedtuple(x):
+            kids = tuple(_flatten(c, leaves, is_leaf) for c in x)
+            return TreeDef(_NAMEDTUPLE, type(x), kids)
         leaves.append(x)
         return _LEAF
     children, aux = node.to_iterable(x)
-    kids = tuple(_flatten(c, leaves, is_leaf) for c in children)
-    return TreeDef(type(x), aux, kids)
+    return TreeDef(t, aux, tuple([_flatten(c, leaves, is_leaf) for c in children]))
 
 
 def unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
