@@ -20,7 +20,7 @@ import numpy as np
 from tracer.core import Primitive
 from tracer.graph import Equation, Graph, Literal, Var
 from tracer.printer import format_param
-from tracer.shapes import Layout, PrimitiveType, Shape
+from tracer.shapes import PrimitiveType, Shape
 
 from .layout_index import linear_index_expr, loop_order
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tracer.core import AbstractValue, abstractify
+from tracer.core import AbstractValue
 from tracer.shapes import Layout, PrimitiveType, Shape, from_physical, parse_layout, to_physical
 
 __all__ = ["Array", "device_put", "as_layout", "to_buffer"]

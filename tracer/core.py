@@ -28,11 +28,11 @@ import numpy as np
 from .shapes import PrimitiveType, Shape
 
 __all__ = [
-    "AbstractValue", "Primitive", "Tracer", "Interpreter", "EvalInterpreter",
+    "AbstractValue", "Primitive", "TypedPrimitive", "Tracer", "Interpreter", "EvalInterpreter",
     "abstract_eval_rules", "impl_rules", "PRIMITIVES", "abstractify",
     "current_interpreter", "set_interpreter", "TracerError",
     "ConcretizationError", "LeakedTracerError", "ShapeError", "OPERATORS",
-    "DEFAULT_FLOAT", "DEFAULT_INT",
+    "DEFAULT_FLOAT", "DEFAULT_INT", "BF16Array", "bf16_array",
 ]
 
 # Python scalars are weakly typed (as in JAX without x64): their dtype
@@ -108,16 +108,16 @@ def abstractify(x: Any) -> AbstractValue:
     aval_of = getattr(x, "__numxla_aval__", None)
     if aval_of is not None:
         return aval_of()
-    if isinstance(x, (bool, np.bool_)) and not isinstance(x, np.ndarray):
-        return AbstractValue(Shape(PrimitiveType.PRED, ()), weak_type=isinstance(x, bool))
+    if isinstance(x, (np.ndarray, np.generic)):  # before int/float: np.float64 is a float
+        return AbstractValue(Shape(PrimitiveType.from_dtype(x.dtype), tuple(np.shape(x))))
+    if isinstance(x, bool):
+        return AbstractValue(Shape(PrimitiveType.PRED, ()), weak_type=True)
     if isinstance(x, int):
         return AbstractValue(Shape(DEFAULT_INT, ()), weak_type=True)
     if isinstance(x, float):
         return AbstractValue(Shape(DEFAULT_FLOAT, ()), weak_type=True)
     if isinstance(x, complex):
         return AbstractValue(Shape(DEFAULT_COMPLEX, ()), weak_type=True)
-    if isinstance(x, (np.ndarray, np.generic)):
-        return AbstractValue(Shape(PrimitiveType.from_dtype(x.dtype), tuple(np.shape(x))))
     if hasattr(x, "shape") and hasattr(x, "dtype"):  # ShapeDtypeStruct-like
         return AbstractValue(Shape(PrimitiveType.from_dtype(x.dtype), tuple(x.shape)))
     raise TypeError(f"{type(x).__name__} is not a valid numxla value: expected an array, "
@@ -146,7 +146,14 @@ class Primitive:
     ``multiple_results``: the op returns a tuple of values (e.g. ``sort`` of
     several operands, ``batch_norm_training``).  ``has_side_effect``: the op
     must not be removed or reordered (``outfeed``, ``send``...).
+
+    ``impl_needs_operand_types`` (a class attribute): the reference semantics
+    are called with ``operand_types=`` (the operands' ``PrimitiveType`` s), for
+    ops whose NumPy storage does not say the element type (bf16 and u16 are
+    both uint16 words).  Shape rules and graphs never see it.
     """
+
+    impl_needs_operand_types: bool = False
 
     def __init__(self, name: str, *, multiple_results: bool = False,
                  has_side_effect: bool = False):
@@ -178,6 +185,14 @@ class Primitive:
 
     def __repr__(self) -> str:
         return self.name
+
+
+class TypedPrimitive(Primitive):
+    """A primitive whose reference semantics are told the operands' element
+    types (``operand_types=``), since bf16 and u16 are both uint16 words in
+    NumPy; shape rules and graphs never see them."""
+
+    impl_needs_operand_types = True
 
 
 # --------------------------------------------------------------------------
@@ -246,6 +261,8 @@ class EvalInterpreter(Interpreter):
             raise NotImplementedError(f"{primitive.name}: no reference semantics registered")
         # Tokens and tuples are passed through as the runtime objects they are.
         arrays = tuple(to_numpy(a, av) if av.shape.is_array else a for a, av in zip(args, avals))
+        if primitive.impl_needs_operand_types:
+            params = dict(params, operand_types=tuple(av.element_type for av in avals))
         out = impl(*arrays, **params)
         outs = tuple(out) if primitive.multiple_results else (out,)
         if len(outs) != len(out_avals):
@@ -262,7 +279,31 @@ def _check_concrete(primitive: Primitive, value: Any, aval: AbstractValue) -> An
     if arr.shape != aval.dimensions:
         raise AssertionError(f"{primitive.name}: reference semantics gave shape {arr.shape}, "
                              f"shape rule says {aval.shape}")
-    return arr.astype(aval.dtype, copy=False)
+    arr = arr.astype(aval.dtype, copy=False)
+    return bf16_array(arr) if aval.element_type is PrimitiveType.BF16 else arr
+
+
+class BF16Array(np.ndarray):
+    """A NumPy array of bf16 values, stored as 16-bit words (the upper half of
+    the f32 bit pattern).  NumPy has no bf16, so eager bf16 values are uint16
+    arrays marked with this subclass, which tells ``abstractify`` their type.
+    ``np.asarray`` gives the raw words; ``tracer.shapes.bf16_to_f32`` their values."""
+
+    def __numxla_aval__(self) -> AbstractValue:
+        return AbstractValue(Shape(PrimitiveType.BF16, self.shape))
+
+    def __repr__(self) -> str:
+        from .shapes import bf16_to_f32
+        return f"BF16Array({bf16_to_f32(np.asarray(self))!r})"
+
+
+def bf16_array(words: Any) -> BF16Array:
+    """Mark uint16 words (or round float values) as an eager bf16 array."""
+    arr = np.asarray(words)
+    if arr.dtype != np.uint16:
+        from .shapes import bf16_from_f32
+        arr = bf16_from_f32(arr)
+    return arr.view(BF16Array)
 
 
 class _InterpreterState(threading.local):
@@ -414,6 +455,8 @@ class Tracer:
     __rxor__ = _operator("__rxor__")
     __lshift__ = _operator("__lshift__")
     __rshift__ = _operator("__rshift__")
+    __rlshift__ = _operator("__rlshift__")
+    __rrshift__ = _operator("__rrshift__")
     __neg__ = _operator("__neg__")
     __pos__ = _operator("__pos__")
     __abs__ = _operator("__abs__")

@@ -193,7 +193,7 @@ class GraphBuilder(Interpreter):
         if isinstance(x, Tracer):
             return self._capture(x)
         aval = abstractify(x)
-        if aval.ndim == 0:
+        if aval.shape.is_array and aval.ndim == 0:
             return Literal(x, aval)
         entry = self._consts.get(id(x))
         if entry is None:

@@ -42,10 +42,10 @@ def format_param(value: Any, graph_names: dict[int, str] | None = None) -> str:
         return "true" if value else "false"
     if isinstance(value, (tuple, list)):
         return "{" + ",".join(format_param(v, graph_names) for v in value) + "}"
-    if isinstance(value, enum.Enum):
-        return value.name
     if isinstance(value, PrimitiveType):
         return value.short_name
+    if isinstance(value, enum.Enum):
+        return value.name
     if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
         return PrimitiveType.from_dtype(value).short_name
     if isinstance(value, Shape):
@@ -67,6 +67,8 @@ def _literal_text(lit: Literal) -> str:
 
 
 def _constant_text(value: Any) -> str:
+    if not isinstance(value, np.ndarray) and hasattr(value, "__numxla_aval__"):
+        return repr(value)  # a token or tuple value
     arr = np.asarray(value)
     if arr.size > 8:
         return "{...}"

@@ -2,7 +2,6 @@
 they differ from Python's and NumPy's."""
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 __all__ = ["div_signed", "div_unsigned", "nan_max", "nan_min"]

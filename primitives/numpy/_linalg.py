@@ -1,4 +1,236 @@
-"""NumPy-style layer: linalg functions (filled in by the op-set work)."""
+"""NumPy-style layer: products (``dot``, ``vdot``, ``inner``, ``outer``,
+``tensordot``, ``einsum``), all lowered onto ``dot_general`` (``matmul`` is
+in ``_core``).  Operands are promoted together first (Python scalars are
+weak); ``precision`` and ``preferred_element_type`` go to ``dot_general``.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any, Sequence
+
+import numpy as np
+
+from tracer.core import ShapeError, abstractify
+
+from .. import elementwise as ew
+from ..dot_conv import dot_general
+from ..reductions import reduce_sum
+from ..shape_ops import reshape as _lax_reshape, transpose as _lax_transpose
+from ._core import multiply, where
+
+__all__ = ["dot", "vdot", "inner", "outer", "tensordot", "einsum"]
+
+
+def _dims(x: Any) -> tuple[int, ...]:
+    return abstractify(x).dimensions
+
+
+def _contract(a: Any, b: Any, a_axes: Sequence[int], b_axes: Sequence[int],
+              precision: Any, preferred_element_type: Any) -> Any:
+    return dot_general(a, b, ((tuple(a_axes), tuple(b_axes)), ((), ())), precision,
+                       preferred_element_type)
+
+
+def _axis(op: str, axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise ShapeError(op, f"axis {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """NumPy's ``dot``: a scalar operand multiplies; otherwise the last axis of
+    ``a`` contracts with the only axis of a vector ``b`` or with ``b``'s
+    second-to-last axis."""
+    a, b = ew.promote(a, b)
+    ra, rb = len(_dims(a)), len(_dims(b))
+    if ra == 0 or rb == 0:
+        return multiply(a, b)
+    return _contract(a, b, (ra - 1,), (max(rb - 2, 0),), precision, preferred_element_type)
+
+
+def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """NumPy's ``inner``: the last axes of ``a`` and ``b`` contract."""
+    a, b = ew.promote(a, b)
+    ra, rb = len(_dims(a)), len(_dims(b))
+    if ra == 0 or rb == 0:
+        return multiply(a, b)
+    return _contract(a, b, (ra - 1,), (rb - 1,), precision, preferred_element_type)
+
+
+def _ravel(x: Any) -> Any:
+    return _lax_reshape(x, (int(np.prod(_dims(x), dtype=np.int64)),))
+
+
+def outer(a: Any, b: Any) -> Any:
+    """NumPy's ``outer``: ``out[i, j] = a.ravel()[i] * b.ravel()[j]``."""
+    a, b = ew.promote(a, b)
+    return _contract(_ravel(a), _ravel(b), (), (), None, None)
+
+
+def _conj(x: Any) -> Any:
+    import primitives as lax  # the complex element-wise ops live in another family
+    if hasattr(lax, "conj"):
+        return lax.conj(x)
+    return lax.complex(lax.real(x), lax.neg(lax.imag(x)))
+
+
+def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """NumPy's ``vdot``: both operands flattened, ``a`` conjugated."""
+    a, b = ew.promote(a, b)
+    if len(_dims(a)) != 1 or len(_dims(b)) != 1:
+        a, b = _ravel(a), _ravel(b)
+    if abstractify(a).element_type.is_complex:
+        a = _conj(a)
+    if _dims(a) != _dims(b):
+        raise ShapeError("vdot", f"operands must have the same number of elements, got "
+                                 f"{_dims(a)[0]} and {_dims(b)[0]}", abstractify(a),
+                         abstractify(b))
+    return _contract(a, b, (0,), (0,), precision, preferred_element_type)
+
+
+def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2, *, precision: Any = None,
+              preferred_element_type: Any = None) -> Any:
+    """NumPy's ``tensordot``: ``axes=n`` contracts the last ``n`` axes of ``a``
+    with the first ``n`` of ``b``; ``axes=(a_axes, b_axes)`` names them."""
+    a, b = ew.promote(a, b)
+    ra, rb = len(_dims(a)), len(_dims(b))
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if not 0 <= n <= min(ra, rb):
+            raise ShapeError("tensordot", f"axes={n} must be between 0 and the smaller rank "
+                                          f"({min(ra, rb)})", abstractify(a), abstractify(b))
+        a_axes, b_axes = tuple(range(ra - n, ra)), tuple(range(n))
+    else:
+        a_axes, b_axes = axes
+        a_axes = (a_axes,) if isinstance(a_axes, (int, np.integer)) else tuple(a_axes)
+        b_axes = (b_axes,) if isinstance(b_axes, (int, np.integer)) else tuple(b_axes)
+        a_axes = tuple(_axis("tensordot", int(x), ra) for x in a_axes)
+        b_axes = tuple(_axis("tensordot", int(x), rb) for x in b_axes)
+    return _contract(a, b, a_axes, b_axes, precision, preferred_element_type)
+
+
+# --------------------------------------------------------------------------
+# einsum
+# --------------------------------------------------------------------------
+
+_ELLIPSIS_LABELS = "".join(chr(0x3B1 + i) for i in range(24))  # Greek: never user labels
+
+
+def _parse_subscripts(subscripts: str, ranks: Sequence[int]) -> tuple[list[str], str]:
+    """Input label strings (ellipses expanded, right-aligned) and the output labels."""
+    spec = subscripts.replace(" ", "")
+    inputs_text, arrow, output_text = spec.partition("->")
+    inputs = inputs_text.split(",")
+    if len(inputs) != len(ranks):
+        raise ShapeError("einsum", f"subscripts {subscripts!r} name {len(inputs)} operands, "
+                                   f"got {len(ranks)}")
+    for term in inputs + [output_text]:
+        bad = set(term.replace("...", "")) - set("abcdefghijklmnopqrstuvwxyz"
+                                                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        if bad or term.count("...") > 1:
+            raise ShapeError("einsum", f"subscripts {subscripts!r}: invalid term {term!r}")
+    longest = 0
+    expanded = []
+    for term, rank in zip(inputs, ranks):
+        named = len(term.replace("...", ""))
+        if ("..." in term and named > rank) or ("..." not in term and named != rank):
+            raise ShapeError("einsum", f"subscripts term {term!r} does not match an operand of "
+                                       f"rank {rank}")
+        width = rank - named if "..." in term else 0
+        longest = max(longest, width)
+        expanded.append((term, width))
+    ell = _ELLIPSIS_LABELS[:longest]
+    labels = [term.replace("...", ell[longest - width:]) for term, width in expanded]
+    if arrow:
+        output = output_text.replace("...", ell)
+        if len(set(output)) != len(output):
+            raise ShapeError("einsum", f"output subscripts {output_text!r} repeat a label")
+        missing = set(output) - set("".join(labels))
+        if missing:
+            raise ShapeError("einsum", f"output labels {sorted(missing)} appear in no operand")
+    else:
+        counts = {c: "".join(labels).count(c) for c in set("".join(labels)) - set(ell)}
+        output = ell + "".join(sorted(c for c, k in counts.items() if k == 1))
+    return labels, output
+
+
+def _sizes(labels: Sequence[str], operands: Sequence[Any]) -> dict[str, int]:
+    """Each label's size; a size 1 broadcasts against another size."""
+    sizes: dict[str, int] = {}
+    for term, x in zip(labels, operands):
+        for c, d in zip(term, _dims(x)):
+            if sizes.get(c, 1) not in (1, d) and d != 1:
+                raise ShapeError("einsum", f"label {c!r} has sizes {sizes[c]} and {d}",
+                                 *(abstractify(o) for o in operands))
+            sizes[c] = d if sizes.get(c, 1) == 1 else sizes[c]
+    return sizes
+
+
+def _take_diagonals(x: Any, term: str) -> tuple[Any, str]:
+    """Repeated labels in one term (``"ii"``) select the diagonal."""
+    while len(set(term)) != len(term):
+        c = next(c for c in term if term.count(c) > 1)
+        i, j = term.index(c), term.index(c, term.index(c) + 1)
+        dims = _dims(x)
+        eye = np.eye(dims[i], dtype=bool).reshape(
+            [dims[i] if k == i else dims[j] if k == j else 1 for k in range(len(dims))])
+        x = reduce_sum(where(eye, x, ew.convert_element_type(0, abstractify(x).element_type)),
+                       (j,))
+        term = term[:j] + term[j + 1:]
+    return x, term
+
+
+def _squeeze(x: Any, term: str, drop: set[str]) -> tuple[Any, str]:
+    """Remove size-1 dimensions whose labels broadcast against a larger size."""
+    keep = [k for k, c in enumerate(term) if c not in drop]
+    if len(keep) == len(term):
+        return x, term
+    return _lax_reshape(x, [_dims(x)[k] for k in keep]), "".join(term[k] for k in keep)
+
+
+def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    """NumPy's ``einsum`` (explicit ``->`` or implicit output, ``...``,
+    repeated labels for diagonals, size-1 broadcasting), lowered to
+    diagonal selection, ``reduce_sum`` and a left-to-right chain of
+    ``dot_general``; ``optimize`` is accepted and ignored."""
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum: only the subscripts-string form is supported")
+    operands = ew.promote(*operands)
+    labels, output = _parse_subscripts(subscripts, [len(_dims(x)) for x in operands])
+    sizes = _sizes(labels, operands)
+    terms = []
+    for x, term in zip(operands, labels):
+        x, term = _take_diagonals(x, term)
+        x, term = _squeeze(x, term, {c for c, d in zip(term, _dims(x)) if d == 1 != sizes[c]})
+        terms.append((x, term))
+
+    def needed(after: int) -> set[str]:
+        return set(output).union(*(set(t) for _, t in terms[after:]))
+
+    def sum_unneeded(x: Any, term: str, after: int, keep: str = "") -> tuple[Any, str]:
+        """Sum over labels no later operand, ``keep`` or the output uses."""
+        drop = [k for k, c in enumerate(term) if c not in needed(after) and c not in keep]
+        if not drop:
+            return x, term
+        return reduce_sum(x, drop), "".join(c for k, c in enumerate(term) if k not in drop)
+
+    acc, acc_term = sum_unneeded(*terms[0], 1)
+    for k in range(1, len(terms)):
+        x, term = sum_unneeded(*terms[k], k + 1, acc_term)
+        later = needed(k + 1)
+        shared = [c for c in acc_term if c in term]
+        batch = [c for c in shared if c in later]
+        contract = [c for c in shared if c not in later]
+        acc = dot_general(acc, x, ((tuple(acc_term.index(c) for c in contract),
+                                    tuple(term.index(c) for c in contract)),
+                                   (tuple(acc_term.index(c) for c in batch),
+                                    tuple(term.index(c) for c in batch))),
+                          precision, preferred_element_type)
+        acc_term = ("".join(batch) + "".join(c for c in acc_term if c not in shared)
+                    + "".join(c for c in term if c not in shared))
+    acc, acc_term = sum_unneeded(acc, acc_term, len(terms))
+    if acc_term != output:
+        acc = _lax_transpose(acc, tuple(acc_term.index(c) for c in output))
+    if preferred_element_type is not None and len(terms) == 1:
+        acc = ew.convert_element_type(acc, preferred_element_type)
+    return acc
