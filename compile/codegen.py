@@ -24,21 +24,45 @@ from tracer.shapes import PrimitiveType, Shape
 
 from .layout_index import linear_index_expr, loop_order
 
-__all__ = ["lowerings", "LoweringContext", "generate_source", "dtype_name", "literal_text"]
+__all__ = ["lowerings", "scalar_exprs", "LoweringContext", "generate_source", "dtype_name",
+           "literal_text", "storage_dtype_name"]
 
 Lowering = Callable[["LoweringContext", Equation], None]
 lowerings: dict[Primitive, Lowering] = {}
 
-_UNSUPPORTED_IN_KERNELS = (PrimitiveType.F16, PrimitiveType.BF16)
+# Element-wise primitives as scalar expressions:
+# (operand element type, params, *operand texts) -> text.  Used by the
+# element-wise loop lowering and to inline scalar computations (reducers,
+# comparators, scatter updates) into the loops of the ops that apply them.
+ScalarExpr = Callable[..., str]
+scalar_exprs: dict[Primitive, ScalarExpr] = {}
+
+# 16-bit floats: buffers hold uint16 words, kernels compute in f32 (see kernels/float16.py).
+_HALF = {PrimitiveType.F16: ("f16_to_f32", "f32_to_f16"),
+         PrimitiveType.BF16: ("bf16_to_f32", "f32_to_bf16")}
 
 
 def dtype_name(t: PrimitiveType) -> str:
-    """The NumPy scalar type as source text (``np.float32``)."""
+    """The NumPy scalar type kernels *compute* in, as source text (``np.float32``;
+    f32 for the 16-bit floats)."""
+    if t in _HALF:
+        return "np.float32"
     return "np.bool_" if t is PrimitiveType.PRED else f"np.{t.numpy_dtype.name}"
+
+
+def storage_dtype_name(t: PrimitiveType) -> str:
+    """The element type of a buffer holding ``t`` (uint16 words for f16 and bf16)."""
+    return "np.uint16" if t in _HALF else dtype_name(t)
 
 
 def literal_text(value: Any, t: PrimitiveType) -> str:
     """A scalar constant of element type ``t`` as source text."""
+    if t in _HALF:  # bf16 values may come as their uint16 words
+        arr = np.asarray(value)
+        if t is PrimitiveType.BF16 and arr.dtype == np.uint16:
+            from tracer.shapes import bf16_to_f32
+            arr = bf16_to_f32(arr)
+        return f"np.float32({_float_text(float(arr.astype(np.float32)))})"
     v = np.asarray(value, dtype=t.numpy_dtype).item()
     if t is PrimitiveType.PRED:
         return "True" if v else "False"
@@ -62,6 +86,7 @@ class LoweringContext:
 
     def __init__(self, graph: Graph):
         self.graph = graph
+        self.constants: list[Any] = []  # values passed as the trailing parameters
         self.lines: list[str] = []
         self._indent = 1
         self._names: dict[Var, str] = {}
@@ -95,11 +120,11 @@ class LoweringContext:
     def alloc(self, var: Var, *, zero: bool = False) -> str:
         """Allocate the output buffer of ``var`` and return its name."""
         shape = var.aval.shape
-        _check_supported(shape)
         name = self.fresh("v")
         self._names[var] = name
         fill = "np.zeros" if zero else "np.empty"
-        self.emit(f"{name} = {fill}({shape.physical_size}, {dtype_name(shape.element_type)})")
+        self.emit(f"{name} = {fill}({shape.physical_size}, "
+                  f"{storage_dtype_name(shape.element_type)})")
         return name
 
     def alias(self, out: Var, source: Var) -> None:
@@ -111,10 +136,76 @@ class LoweringContext:
         """Source text for element ``index`` (logical) of ``atom``."""
         if isinstance(atom, Literal):
             return literal_text(atom.value, atom.aval.element_type)
-        return f"{self._names[atom]}[{linear_index_expr(atom.aval.shape, list(index))}]"
+        element = f"{self._names[atom]}[{linear_index_expr(atom.aval.shape, list(index))}]"
+        half = _HALF.get(atom.aval.element_type)
+        return f"{half[0]}({element})" if half else element
 
     def write(self, var: Var, index: Sequence[str], value: str) -> None:
+        half = _HALF.get(var.aval.element_type)
+        if half:
+            value = f"{half[1]}({value})"
         self.emit(f"{self._names[var]}[{linear_index_expr(var.aval.shape, list(index))}] = {value}")
+
+    def constant(self, var: Var, value: Any) -> str:
+        """Bind ``var`` to a constant array passed as a parameter of the function
+        (big constants are arguments, not globals: Numba could not cache them)."""
+        name = f"c{len(self.constants)}"
+        self.constants.append((var, value))
+        self._names[var] = name
+        return name
+
+    # -- sub-graphs ---------------------------------------------------------------
+    def lower_equations(self, equations: Sequence[Equation]) -> None:
+        for eq in equations:
+            rule = lowerings.get(eq.primitive)
+            if rule is None:
+                raise NotImplementedError(f"no Numba lowering registered for {eq.primitive.name}")
+            self.emit(equation_comment(eq, self))
+            rule(self, eq)
+
+    def inline_graph(self, graph: Graph, inputs: Sequence[str]) -> list[str]:
+        """Emit ``graph``'s equations here, its parameters bound to the buffers
+        named ``inputs``; returns the buffer names (or scalar literal texts) of
+        its results.  Used for loop bodies, branches and calls."""
+        for var, name in zip(graph.in_vars, inputs):
+            self._names[var] = name
+        for var, value in zip(graph.const_vars, graph.const_values):
+            self.constant(var, value)
+        self.lower_equations(graph.equations)
+        out = []
+        for atom in graph.out_atoms:
+            if isinstance(atom, Literal):
+                name = self.fresh("lit")
+                self.emit(f"{name} = np.full(1, {literal_text(atom.value, atom.aval.element_type)})")
+                out.append(name)
+            else:
+                out.append(self._names[atom])
+        return out
+
+    def scalar_graph(self, graph: Graph, args: Sequence[str]) -> list[str]:
+        """Emit a computation on rank-0 values (a reducer, a comparator, a
+        scatter update) as scalar statements on the expressions ``args``;
+        returns the expressions of its results."""
+        env: dict[Var, str] = dict(zip(graph.in_vars, args))
+        for var, value in zip(graph.const_vars, graph.const_values):
+            env[var] = literal_text(np.asarray(value).reshape(()), var.aval.element_type)
+
+        def text(atom: Var | Literal) -> str:
+            return literal_text(atom.value, atom.aval.element_type) if isinstance(atom, Literal) \
+                else env[atom]
+
+        for eq in graph.equations:
+            rule = scalar_exprs.get(eq.primitive)
+            if rule is None or any(v.aval.ndim for v in eq.outputs):
+                raise NotImplementedError(f"{eq.primitive.name} inside a scalar computation "
+                                          f"has no scalar lowering")
+            operand_type = eq.inputs[-1].aval.element_type if eq.inputs else \
+                eq.outputs[0].aval.element_type
+            value = rule(operand_type, eq.params, *(text(a) for a in eq.inputs))
+            name = self.fresh("s")
+            self.emit(f"{name} = {value}")
+            env[eq.outputs[0]] = name
+        return [text(a) for a in graph.out_atoms]
 
     @contextlib.contextmanager
     def loops(self, shape: Shape, prefix: str = "i") -> Iterator[list[str]]:
@@ -128,12 +219,6 @@ class LoweringContext:
             yield index
 
 
-def _check_supported(shape: Shape) -> None:
-    if shape.element_type in _UNSUPPORTED_IN_KERNELS:
-        raise NotImplementedError(f"compiled kernels do not handle {shape.element_type.short_name} "
-                                  f"yet ({shape}); Numba has no 16-bit float arithmetic")
-
-
 def default_shape(shape: Shape) -> Shape:
     return Shape(shape.element_type, shape.dimensions)
 
@@ -144,38 +229,34 @@ def equation_comment(eq: Equation, ctx: LoweringContext) -> str:
     return f"# {outs} = {eq.primitive.name}({params})"
 
 
-def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str) -> str:
-    """The module source defining ``func_name(*inputs, *consts) -> tuple of buffers``.
+def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str
+                    ) -> tuple[str, list[tuple[Var, Any]]]:
+    """The source of ``func_name(*inputs, *constants) -> tuple of buffers``, and
+    the constants (with their vars) to pass after the inputs, in order.
 
     ``out_shapes`` are the layouts the caller wants the results in.
     """
     ctx = LoweringContext(graph)
     params = []
     for i, v in enumerate(graph.in_vars):
-        _check_supported(v.aval.shape)
         ctx.bind_name(v, f"a{i}")
         params.append(f"a{i}")
-    for i, v in enumerate(graph.const_vars):
-        ctx.bind_name(v, f"c{i}")
-        params.append(f"c{i}")
-    for eq in graph.equations:
-        rule = lowerings.get(eq.primitive)
-        if rule is None:
-            raise NotImplementedError(f"no Numba lowering registered for {eq.primitive.name}")
-        ctx.emit(equation_comment(eq, ctx))
-        rule(ctx, eq)
+    for v, value in zip(graph.const_vars, graph.const_values):
+        ctx.constant(v, value)
+    ctx.lower_equations(graph.equations)
     results = [_emit_result(ctx, atom, shape) for atom, shape in zip(graph.out_atoms, out_shapes)]
+    params += [f"c{i}" for i in range(len(ctx.constants))]
     body = "\n".join(ctx.lines) or "    pass"
     ret = ", ".join(results) + ("," if len(results) == 1 else "")
-    return (f"def {func_name}({', '.join(params)}):\n{body}\n    return ({ret})\n")
+    return (f"def {func_name}({', '.join(params)}):\n{body}\n    return ({ret})\n",
+            ctx.constants)
 
 
 def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str:
     """A result buffer in the requested layout, never sharing an input's buffer."""
-    _check_supported(shape)
     if isinstance(atom, Literal) or atom.aval.shape != shape or \
             ctx.aliases.get(atom, atom) in ctx.graph.in_vars or \
-            ctx.aliases.get(atom, atom) in ctx.graph.const_vars:
+            ctx.aliases.get(atom, atom) in {v for v, _ in ctx.constants}:
         out = Var(atom.aval.__class__(shape))
         name = ctx.alloc(out, zero=bool(shape.layout.padded_dimensions or shape.layout.tiles))
         if shape.layout.padding_value not in (None, 0):

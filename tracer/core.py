@@ -296,6 +296,11 @@ class BF16Array(np.ndarray):
         from .shapes import bf16_to_f32
         return f"BF16Array({bf16_to_f32(np.asarray(self))!r})"
 
+    # NumPy arithmetic would act on the raw words: operators go to the op set.
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return NotImplemented
+
+
 
 def bf16_array(words: Any) -> BF16Array:
     """Mark uint16 words (or round float values) as an eager bf16 array."""
@@ -475,3 +480,11 @@ class Tracer:
         if fn is None:
             raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
         return fn(self)
+
+
+# Eager bf16 arrays take their operators from the op set too.
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+              "__truediv__", "__rtruediv__", "__matmul__", "__rmatmul__", "__neg__", "__pos__",
+              "__abs__", "__pow__", "__rpow__", "__lt__", "__le__", "__gt__", "__ge__",
+              "__eq__", "__ne__"):
+    setattr(BF16Array, _name, _operator(_name))

@@ -3,18 +3,11 @@
 chains of these into one loop is a matter of composing the expressions.)"""
 from __future__ import annotations
 
-from typing import Callable
-
 from primitives import elementwise as ew
 from tracer.graph import Equation
 from tracer.shapes import PrimitiveType
 
-from ..codegen import LoweringContext, dtype_name, lowerings
-
-__all__ = ["scalar_exprs"]
-
-# primitive -> (element type of the operands, params, *operand texts) -> text
-ScalarExpr = Callable[..., str]
+from ..codegen import LoweringContext, ScalarExpr, dtype_name, lowerings, scalar_exprs
 
 
 def _arith(op: str, logical: str | None = None) -> ScalarExpr:
@@ -66,7 +59,7 @@ def _convert(t: PrimitiveType, params: dict, a: str) -> str:
     return f"{dtype_name(target)}({a})"
 
 
-scalar_exprs: dict = {
+scalar_exprs.update({
     ew.add_p: _arith("+", "|"),
     ew.sub_p: _arith("-"),
     ew.mul_p: _arith("*", "&"),
@@ -80,7 +73,7 @@ scalar_exprs: dict = {
     ew.compare_p: lambda t, p, a, b: _compare(t, p, a, b),
     ew.select_p: lambda t, p, c, a, b: f"({a} if {c} else {b})",
     ew.convert_element_type_p: _convert,
-}
+})
 
 
 def _lower_elementwise(ctx: LoweringContext, eq: Equation) -> None:
