@@ -157,6 +157,11 @@ class LoweringContext:
     # -- sub-graphs ---------------------------------------------------------------
     def lower_equations(self, equations: Sequence[Equation]) -> None:
         for eq in equations:
+            if any(v.aval.shape.is_array and v.aval.shape.dynamic_dimensions
+                   for v in (*eq.inputs, *eq.outputs)):
+                raise NotImplementedError(
+                    f"{eq.primitive.name}: bounded dynamic dimensions (set_dimension_size) are "
+                    f"not compiled yet; run the function eagerly")
             rule = lowerings.get(eq.primitive)
             if rule is None:
                 raise NotImplementedError(f"no Numba lowering registered for {eq.primitive.name}")

@@ -9,13 +9,12 @@ and SetDimensionSize, plus ``jax.lax``'s ``squeeze`` and ``expand_dims``
 from __future__ import annotations
 
 import builtins
-import weakref
 from typing import Any, Sequence
 
 import numpy as np
 
 from tracer.core import AbstractValue, Primitive, ShapeError, Tracer, abstractify, array_value
-from tracer.shapes import PrimitiveType as PT, bf16_from_f32
+from tracer.shapes import PrimitiveType as PT, Shape, bf16_from_f32
 
 from ._util import as_int_tuple
 from .dtypes import canonical_type, result_type
@@ -571,13 +570,10 @@ def iota(dtype: Any, size: int) -> Any:
 
 
 # GetDimensionSize / SetDimensionSize -------------------------------------------
-# Bounded dynamic dimensions.  A value made by set_dimension_size keeps the
-# static bound as its shape; the elements past the dynamic size read as zero.
-# The dynamic size itself is remembered beside the value (keyed by the value
-# object, dropped when it dies) so that get_dimension_size of that value
-# returns it; later ops do not propagate it (that needs a dynamic-dimension
-# field in tracer.shapes.Shape).
-_DYNAMIC_SIZES: dict[int, dict[int, Any]] = {}
+# Bounded dynamic dimensions: set_dimension_size marks a dimension dynamic
+# (``f32[<=10]``), keeping the static size as its bound.  Eager values carry
+# their run-time sizes (tracer.core.DynamicArray) and reference semantics see
+# operands cut to them, so padding never takes part in a computation.
 
 get_dimension_size_p = Primitive("get_dimension_size")
 
@@ -592,7 +588,7 @@ def _get_dimension_size_rule(x: AbstractValue, *, dimension: int) -> AbstractVal
 
 @get_dimension_size_p.def_impl
 def _get_dimension_size_impl(x, *, dimension):
-    return np.int32(x.shape[dimension])
+    return np.int32(x.shape[dimension])  # the run-time size (x is cut to it)
 
 
 set_dimension_size_p = Primitive("set_dimension_size")
@@ -607,24 +603,22 @@ def _set_dimension_size_rule(x: AbstractValue, size: AbstractValue, *, dimension
     if size.ndim != 0 or size.element_type is not PT.S32:
         raise ShapeError("set_dimension_size", f"size must be an s32 scalar, got {size.shape}",
                          x, size)
-    return x.strip_layout()
+    flags = list(x.shape.dynamic_dimensions or (False,) * x.ndim)
+    flags[dimension] = True
+    return AbstractValue(Shape(x.element_type, x.dimensions, dynamic_dimensions=tuple(flags)),
+                         x.weak_type)
 
 
 @set_dimension_size_p.def_impl
 def _set_dimension_size_impl(x, size, *, dimension):
-    out = x.copy()
     index = [builtins.slice(None)] * x.ndim
-    index[dimension] = builtins.slice(builtins.max(int(size), 0), None)
-    out[tuple(index)] = 0
-    return out
+    index[dimension] = builtins.slice(0, builtins.min(builtins.max(int(size), 0),
+                                                      x.shape[dimension]))
+    return x[tuple(index)]  # the run-time extent; the interpreter pads it to the bound
 
 
 def get_dimension_size(operand: Any, dimension: int) -> Any:
-    """XLA's GetDimensionSize: the size of ``dimension`` as an s32 scalar (the
-    dynamic size, for a value made by ``set_dimension_size``)."""
-    dynamic = _DYNAMIC_SIZES.get(id(operand), {})
-    if int(dimension) in dynamic:
-        return dynamic[int(dimension)]
+    """XLA's GetDimensionSize: the (run-time) size of ``dimension`` as an s32 scalar."""
     return get_dimension_size_p.bind(operand, dimension=int(dimension))
 
 
@@ -642,15 +636,7 @@ def set_dimension_size(operand: Any, size: Any, dimension: int) -> Any:
         size = np.int32(size)
     elif abstractify(size).weak_type:
         size = _convert(size, PT.S32)
-    out = set_dimension_size_p.bind(operand, size, dimension=int(dimension))
-    dynamic = dict(_DYNAMIC_SIZES.get(id(operand), {}))
-    dynamic[int(dimension)] = size
-    try:
-        weakref.finalize(out, _DYNAMIC_SIZES.pop, id(out), None)
-    except TypeError:  # a value that cannot be watched keeps only its static size
-        return out
-    _DYNAMIC_SIZES[id(out)] = dynamic
-    return out
+    return set_dimension_size_p.bind(operand, size, dimension=int(dimension))
 
 
 # Squeeze / ExpandDims (jax.lax; reshapes) -----------------------------------------

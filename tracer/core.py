@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -32,7 +32,8 @@ __all__ = [
     "abstract_eval_rules", "impl_rules", "PRIMITIVES", "abstractify",
     "current_interpreter", "set_interpreter", "TracerError",
     "ConcretizationError", "LeakedTracerError", "ShapeError", "OPERATORS",
-    "DEFAULT_FLOAT", "DEFAULT_INT", "BF16Array", "bf16_array",
+    "DEFAULT_FLOAT", "DEFAULT_INT", "BF16Array", "bf16_array", "DynamicArray", "dynamic_array",
+    "runtime_sizes",
 ]
 
 # Python scalars are weakly typed (as in JAX without x64): their dtype
@@ -263,13 +264,85 @@ class EvalInterpreter(Interpreter):
         arrays = tuple(to_numpy(a, av) if av.shape.is_array else a for a, av in zip(args, avals))
         if primitive.impl_needs_operand_types:
             params = dict(params, operand_types=tuple(av.element_type for av in avals))
+        dynamic = any(av.shape.dynamic_dimensions for av in avals + out_avals)
+        if dynamic:
+            arrays = _slice_to_runtime_sizes(args, arrays, avals, out_avals)
         out = impl(*arrays, **params)
         outs = tuple(out) if primitive.multiple_results else (out,)
         if len(outs) != len(out_avals):
             raise AssertionError(f"{primitive.name}: reference gave {len(outs)} results, "
                                  f"shape rule {len(out_avals)}")
-        results = tuple(_check_concrete(primitive, o, av) for o, av in zip(outs, out_avals))
+        check = _check_dynamic if dynamic else _check_concrete
+        results = tuple(check(primitive, o, av) for o, av in zip(outs, out_avals))
         return results if primitive.multiple_results else results[0]
+
+
+# Bounded dynamic dimensions (XLA's SetDimensionSize): an eager value is a
+# DynamicArray of the bound's shape whose elements past the run-time sizes are
+# padding.  The reference semantics run on the operands cut to their run-time
+# sizes, so padding never takes part ("padded values are ignored by
+# reductions"); results shorter than their shape rule's bounds become
+# DynamicArrays again.
+
+def runtime_sizes(x: Any) -> tuple[int, ...] | None:
+    sizes = getattr(x, "dynamic_sizes", None)
+    return tuple(sizes) if sizes is not None else None
+
+
+def _slice_to_runtime_sizes(args: tuple, arrays: tuple, avals: tuple, out_avals: tuple) -> tuple:
+    sizes = [runtime_sizes(a) or (av.dimensions if av.shape.is_array else None)
+             for a, av in zip(args, avals)]
+    array_sizes = [s for s, av in zip(sizes, avals) if av.shape.is_array]
+    # Operands aligned with a single result (element-wise ops) are cut to the
+    # smallest run-time size of each dimension; others to their own sizes.
+    aligned = (len(out_avals) == 1 and all(av.dimensions == out_avals[0].dimensions
+                                           for av in avals if av.shape.is_array and av.ndim))
+    if aligned and array_sizes:
+        rank = out_avals[0].ndim
+        common = tuple(min(s[d] for s in array_sizes if len(s) == rank) for d in range(rank))
+        sizes = [common if av.shape.is_array and av.ndim == rank else s
+                 for s, av in zip(sizes, avals)]
+    return tuple(x[tuple(slice(0, n) for n in s)] if av.shape.is_array and av.ndim else x
+                 for x, s, av in zip(arrays, sizes, avals))
+
+
+def _check_dynamic(primitive: Primitive, value: Any, aval: AbstractValue) -> Any:
+    if not aval.shape.is_array:
+        return value
+    arr = np.asarray(value).astype(aval.dtype, copy=False)
+    bounds = aval.dimensions
+    if arr.ndim != len(bounds) or any(n > b for n, b in zip(arr.shape, bounds)):
+        raise AssertionError(f"{primitive.name}: reference semantics gave shape {arr.shape}, "
+                             f"beyond the bounds {aval.shape}")
+    if arr.shape == bounds:
+        return arr
+    padded = np.zeros(bounds, aval.dtype)
+    padded[tuple(slice(0, n) for n in arr.shape)] = arr
+    return dynamic_array(padded, arr.shape)
+
+
+class DynamicArray(np.ndarray):
+    """An eager value with bounded dynamic dimensions: the array has the
+    bounds' shape, ``dynamic_sizes`` the run-time sizes."""
+
+    dynamic_sizes: tuple[int, ...] | None = None
+
+    def __array_finalize__(self, obj) -> None:
+        # a view or slice of a dynamic value is an ordinary array
+        self.dynamic_sizes = None
+
+    def __numxla_aval__(self) -> AbstractValue:
+        t = PrimitiveType.from_dtype(self.dtype)
+        if self.dynamic_sizes is None:
+            return AbstractValue(Shape(t, self.shape))
+        flags = tuple(n < b for n, b in zip(self.dynamic_sizes, self.shape))
+        return AbstractValue(Shape(t, self.shape, dynamic_dimensions=flags))
+
+
+def dynamic_array(padded: np.ndarray, sizes: Sequence[int]) -> DynamicArray:
+    out = np.asarray(padded).view(DynamicArray)
+    out.dynamic_sizes = tuple(int(n) for n in sizes)
+    return out
 
 
 def _check_concrete(primitive: Primitive, value: Any, aval: AbstractValue) -> Any:

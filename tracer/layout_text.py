@@ -20,7 +20,8 @@ above, always prints an array's layout (``f32[2,3]{1,0}``) except for a
 scalar with the default layout (``f32[]``), and prints tuples as
 ``(f32[2]{0}, s32[])``; a missing layout parses as the default one.  XLA's
 other layout attributes (``D``, ``#``, ``*``, ``SC``, ``P``, ``M``) and
-dynamic dimensions (``<=5``, ``?``) are rejected with ValueError.
+unbounded dynamic dimensions (``?``) are rejected with ValueError; a bounded
+dynamic dimension is written ``<=5`` (``f32[<=5,3]``).
 """
 from __future__ import annotations
 
@@ -106,11 +107,10 @@ class _Parser:
             raise ValueError(f"write tuple shapes as '(a, b)', not 'tuple' in {self.text!r}")
         self.expect("[")
         dims: list[int] = []
+        dynamic: list[bool] = []
         if not self.accept("]"):
             while True:
-                if self.peek("<="):
-                    raise self.fail("bounded dynamic dimensions ('<=N') aren't supported "
-                                    "in shape text yet")
+                dynamic.append(self.accept("<="))
                 if self.peek("?"):
                     raise self.fail("dynamic dimensions ('?') aren't supported in shape text yet")
                 dims.append(int(self.regex(_INT, "a dimension size")))
@@ -123,7 +123,7 @@ class _Parser:
                 raise ValueError(f"a token is written 'token[]' in {self.text!r}")
             return Shape.token()
         try:
-            return Shape(et, dims, layout)
+            return Shape(et, dims, layout, dynamic_dimensions=tuple(dynamic))
         except ValueError as e:
             raise self.context(e) from None
 

@@ -376,12 +376,20 @@ class Shape:
     dimensions: tuple[int, ...] = ()
     layout: Layout | None = None
     tuple_shapes: tuple[Shape, ...] = ()
+    # Bounded dynamic dimensions (XLA's ``f32[<=10]``): True where the size is
+    # only a bound and the run-time size may be smaller.  Empty when all static.
+    dynamic_dimensions: tuple[bool, ...] = ()
 
     def __post_init__(self) -> None:
         et = _as_element_type(self.element_type)
         dims = _ints(self.dimensions, "Shape.dimensions")
         subs = tuple(self.tuple_shapes)
         layout = self.layout
+        dynamic = tuple(bool(d) for d in self.dynamic_dimensions)
+        if dynamic and len(dynamic) != len(dims):
+            raise ValueError(f"Shape.dynamic_dimensions has {len(dynamic)} entries for "
+                             f"rank {len(dims)}")
+        object.__setattr__(self, "dynamic_dimensions", dynamic if any(dynamic) else ())
         if et.is_array:
             for i, d in enumerate(dims):
                 if d < 0:
@@ -469,6 +477,9 @@ class Shape:
         self._require_array("with_layout")
         return dataclasses.replace(self, layout=layout)
 
+    def is_dynamic_dimension(self, d: int) -> bool:
+        return bool(self.dynamic_dimensions) and self.dynamic_dimensions[d]
+
     def with_dimensions(self, dimensions: Sequence[int],
                         layout: Layout | Sequence[int] | None = None) -> Shape:
         """Same element type, new dimensions; default layout unless one is given."""
@@ -484,7 +495,9 @@ class Shape:
             return "(" + ", ".join(map(str, self.tuple_shapes)) + ")"
         if self.is_token:
             return "token[]"
-        text = f"{self.element_type.short_name}[{','.join(map(str, self.dimensions))}]"
+        dims = [f"<={d}" if self.is_dynamic_dimension(i) else str(d)
+                for i, d in enumerate(self.dimensions)]
+        text = f"{self.element_type.short_name}[{','.join(dims)}]"
         if self.rank == 0 and self.layout == Layout.default(0):
             return text
         return text + str(self.layout)

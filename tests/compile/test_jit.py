@@ -335,3 +335,9 @@ def test_concurrent_calls_trace_and_compile_once():
     assert len(traces) == 1 and len(results) == 4
     for r in results:
         np.testing.assert_array_equal(r, x * x + 2)
+
+
+def test_dynamic_dimensions_are_refused_rather_than_miscompiled():
+    f = jit(lambda x: lax.reduce_sum(lax.set_dimension_size(x, 5, 0), (0,)))
+    with pytest.raises(NotImplementedError, match="bounded dynamic dimensions"):
+        f(np.ones(10, np.float32))

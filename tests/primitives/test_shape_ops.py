@@ -182,6 +182,22 @@ def test_set_dimension_size_document_example():
     assert int(lax.get_dimension_size(padded_v_five, 0)) == 5
     assert int(lax.get_dimension_size(padded_v_six, 0)) == 6
     assert int(lax.get_dimension_size(v, 0)) == 10
+    # "padded values are ignored by reductions": the product too
+    assert lax.reduce_prod(padded_v_five, (0,)) == 1 * 2 * 3 * 4 * 5
+
+
+def test_dynamic_sizes_propagate_through_later_ops():
+    v = np.arange(1, 11, dtype=np.float32)
+    five = lax.set_dimension_size(v, 5, 0)
+    doubled = lax.mul(five, 2.0)  # element-wise with a static operand: still 5 long
+    assert int(lax.get_dimension_size(doubled, 0)) == 5
+    assert lax.reduce_max(lax.add(doubled, v), (0,)) == 2 * 5 + 5
+    m = lax.set_dimension_size(np.ones((3, 4), np.float32), 2, 1)
+    np.testing.assert_array_equal(lax.reduce_sum(m, (1,)), [2, 2, 2])
+    t = lax.transpose(m, (1, 0))
+    assert int(lax.get_dimension_size(t, 0)) == 2 and int(lax.get_dimension_size(t, 1)) == 3
+    assert str(make_graph(lambda x: lax.set_dimension_size(x, 2, 1))(m).out_avals[0].shape) \
+        == "f32[3,<=4]{1,0}"
 
 
 def test_dynamic_dimension_size_under_tracing():

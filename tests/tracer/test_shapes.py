@@ -479,8 +479,6 @@ PARSE_ERRORS = [
     ("f33[2]", r"unknown element type 'f33' in 'f33\[2\]'"),
     ("f32[2", r"expected '\]' or ',' at position 5 in 'f32\[2'"),
     ("f32[2;3]", r"expected '\]' or ',' at position 5"),
-    ("f32[<=5]", r"bounded dynamic dimensions \('<=N'\) aren't supported in shape text yet"),
-    ("f32[2,<=5]{1,0}", r"bounded dynamic dimensions"),
     ("f32[?]", r"dynamic dimensions \('\?'\) aren't supported"),
     ("f32[2,3]{0,0}",
      r"minor_to_major \[0,0\] is not a permutation of 0\.\.1 in 'f32\[2,3\]\{0,0\}'"),
@@ -670,3 +668,15 @@ def test_combined_dimensions_match_reshaped_shape(dims, t):
     merged = make_shape("f32", (math.prod(dims),), tiles=[(t,)])
     assert s.physical_size == merged.physical_size
     np.testing.assert_array_equal(linear_index_map(s).ravel(), linear_index_map(merged))
+
+
+def test_bounded_dynamic_dimensions_in_text_and_shapes():
+    s = parse_shape("f32[<=10,3]{1,0}")
+    assert s.dimensions == (10, 3) and s.dynamic_dimensions == (True, False)
+    assert s.is_dynamic_dimension(0) and not s.is_dynamic_dimension(1)
+    assert str(s) == "f32[<=10,3]{1,0}" and parse_shape(str(s)) == s
+    assert s.physical_size == 30  # the buffer holds the bound
+    assert parse_shape("f32[10,3]") != s
+    assert Shape(PT.F32, (2,), dynamic_dimensions=(False,)) == parse_shape("f32[2]")
+    with pytest.raises(ValueError, match="dynamic_dimensions has 1 entries for rank 2"):
+        Shape(PT.F32, (2, 3), dynamic_dimensions=(True,))
