@@ -25,7 +25,6 @@ import builtins
 import dataclasses
 import enum
 import functools
-import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -200,7 +199,8 @@ def _cbrt(x: np.ndarray) -> np.ndarray:
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    return np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64))
+    from scipy.special import erf  # scipy is a run-time dependency (Numba's BLAS)
+    return erf(x.astype(np.float64))
 
 
 def _imag(x: np.ndarray) -> np.ndarray:
