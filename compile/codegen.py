@@ -179,10 +179,10 @@ class LoweringContext:
         self.lower_equations(graph.equations)
         out = []
         for atom in graph.out_atoms:
-            if isinstance(atom, Literal):
-                name = self.fresh("lit")
-                self.emit(f"{name} = np.full(1, {literal_text(atom.value, atom.aval.element_type)})")
-                out.append(name)
+            if isinstance(atom, Literal):  # a buffer holding the literal, in storage form
+                holder = Var(atom.aval)
+                out.append(self.alloc(holder))
+                self.write(holder, [], literal_text(atom.value, atom.aval.element_type))
             else:
                 out.append(self._names[atom])
         return out
@@ -259,6 +259,9 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str
 
 def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str:
     """A result buffer in the requested layout, never sharing an input's buffer."""
+    if not shape.is_array:  # a token or a tuple
+        from .kernels.side_effects import result_value
+        return result_value(ctx, atom, shape)
     if isinstance(atom, Literal) or atom.aval.shape != shape or \
             ctx.aliases.get(atom, atom) in ctx.graph.in_vars or \
             ctx.aliases.get(atom, atom) in {v for v, _ in ctx.constants}:
@@ -266,7 +269,11 @@ def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str
         name = ctx.alloc(out, zero=bool(shape.layout.padded_dimensions or shape.layout.tiles))
         if shape.layout.padding_value not in (None, 0):
             ctx.emit(f"{name}[:] = {literal_text(shape.layout.padding_value, shape.element_type)}")
-        with ctx.loops(shape) as idx:
-            ctx.write(out, idx, ctx.read(atom, idx))
+        if isinstance(atom, Var) and atom.aval.shape != shape:
+            from .kernels.shape_ops import copy_value  # blocked loops; 16-bit words kept
+            copy_value(ctx, atom, out)
+        else:
+            with ctx.loops(shape) as idx:
+                ctx.write(out, idx, ctx.read(atom, idx))
         return name
     return ctx.name(atom)

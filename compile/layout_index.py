@@ -89,8 +89,9 @@ def linear_index_expr(shape: Shape, index: list[str]) -> str:
     if len(index) != len(shape.dimensions):
         raise ValueError(f"index has {len(index)} entries, shape {shape} rank {len(shape.dimensions)}")
     order = loop_order(shape)
-    terms = [_Term(index[d]) if not index[d].isdigit() else _Term.of(int(index[d]))
-             for d in order]
+    # an index given as a compound expression is one factor: parenthesise it
+    terms = [_Term.of(int(t)) if t.isdigit() else _Term(t if t.isidentifier() else f"({t})")
+             for t in (index[d] for d in order)]
     bounds = physical_bounds(shape)
     for tile in shape.layout.tiles:
         terms, bounds = _apply_tile(terms, bounds, tile.dimensions)

@@ -81,7 +81,10 @@ def eval_computation(graph: Graph, *args: Any) -> list[Any]:
         impl = impl_rules.get(eq.primitive)
         if impl is None:
             raise NotImplementedError(f"{eq.primitive.name}: no reference semantics registered")
-        out = impl(*(read(a) for a in eq.inputs), **eq.params)
+        params = eq.params
+        if eq.primitive.impl_needs_operand_types:  # bf16 and u16 share a NumPy dtype
+            params = dict(params, operand_types=tuple(a.aval.element_type for a in eq.inputs))
+        out = impl(*(read(a) for a in eq.inputs), **params)
         outs = out if eq.primitive.multiple_results else (out,)
         for var, value in zip(eq.outputs, outs):
             write(var, value)

@@ -29,8 +29,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tracer.core import AbstractValue, Primitive, ShapeError, abstractify, array_value
-from tracer.shapes import PrimitiveType as PT, bf16_from_f32
+from tracer.core import AbstractValue, ShapeError, TypedPrimitive, abstractify, array_value
+from tracer.shapes import PrimitiveType as PT, bf16_from_f32, bf16_to_f32
 
 from ._util import as_int_tuple, check_kinds
 from .dtypes import canonical_type
@@ -110,6 +110,14 @@ def _kind(t: PT) -> str:
             "float" if t.is_floating else "signed" if t.is_signed else "unsigned")
 
 
+def _bf16_values(lhs: np.ndarray, rhs: np.ndarray, operand_types) -> tuple:
+    """bf16 operands (uint16 words) as f32 values, and the operands' element type."""
+    t = operand_types[0] if operand_types else PT.from_dtype(lhs.dtype)
+    if t is PT.BF16:
+        return bf16_to_f32(lhs), bf16_to_f32(rhs), t
+    return lhs, rhs, t
+
+
 def _contract(spec: str, lhs: np.ndarray, rhs: np.ndarray, out_type: PT) -> np.ndarray:
     """``np.einsum(spec, lhs, rhs)`` computed as XLA does: products summed in
     the result type (f16/bf16 in f32, rounded once); PRED is OR of ANDs."""
@@ -142,7 +150,7 @@ def _canonical_preferred(preferred_element_type: Any) -> PT | None:
 # DotGeneral and Dot
 # --------------------------------------------------------------------------
 
-dot_general_p = Primitive("dot_general")
+dot_general_p = TypedPrimitive("dot_general")  # bf16 operands arrive as uint16 words
 
 
 def _free_dims(rank: int, *used: Sequence[int]) -> tuple[int, ...]:
@@ -191,7 +199,8 @@ def _dot_general_rule(lhs: AbstractValue, rhs: AbstractValue, *,
 
 @dot_general_p.def_impl
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision=None,
-                      preferred_element_type=None):
+                      preferred_element_type=None, operand_types=None):
+    lhs, rhs, operand_type = _bf16_values(lhs, rhs, operand_types)
     (lc, rc), (lb, rb) = dimension_numbers
     letters = iter(string.ascii_letters)
     lhs_idx: list[str | None] = [None] * lhs.ndim
@@ -209,8 +218,7 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision=None,
                 idx[i] = next(letters)
                 free.append(idx[i])
     spec = f"{''.join(lhs_idx)},{''.join(rhs_idx)}->{''.join(batch + free)}"
-    out_type = preferred_element_type or PT.from_dtype(lhs.dtype)
-    return _contract(spec, lhs, rhs, out_type)
+    return _contract(spec, lhs, rhs, preferred_element_type or operand_type)
 
 
 def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,
@@ -346,7 +354,7 @@ def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
     return tuple(pads)
 
 
-conv_general_dilated_p = Primitive("conv_general_dilated")
+conv_general_dilated_p = TypedPrimitive("conv_general_dilated")
 
 
 @conv_general_dilated_p.def_abstract_eval
@@ -442,9 +450,10 @@ def _dilate_and_pad(x: np.ndarray, padding, lhs_dilation) -> np.ndarray:
 @conv_general_dilated_p.def_impl
 def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                dimension_numbers, feature_group_count, batch_group_count, precision=None,
-               preferred_element_type=None):
+               preferred_element_type=None, operand_types=None):
+    lhs, rhs, operand_type = _bf16_values(lhs, rhs, operand_types)
     lhs_spec, rhs_spec, out_spec = dimension_numbers
-    out_type = preferred_element_type or PT.from_dtype(lhs.dtype)
+    out_type = preferred_element_type or operand_type
     x = _dilate_and_pad(np.transpose(lhs, lhs_spec), padding, lhs_dilation)  # N, C, S...
     k = np.transpose(rhs, rhs_spec)                                         # O, I, K...
     n = x.ndim - 2

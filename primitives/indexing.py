@@ -304,7 +304,8 @@ def _index_vectors(indices: np.ndarray) -> np.ndarray:
     flat = indices.reshape(int(np.prod(indices.shape[:-1], dtype=np.int64)), indices.shape[-1])
     if flat.dtype == np.uint64:
         flat = np.minimum(flat, np.uint64(2 ** 62))
-    return flat.astype(np.int64)
+    # clamp so that start + size cannot overflow int64 (such windows are out of bounds anyway)
+    return np.clip(flat.astype(np.int64), -2 ** 62, 2 ** 62)
 
 
 def _full_starts(operand_shape: tuple[int, ...], indices: np.ndarray, index_map, operand_batching,

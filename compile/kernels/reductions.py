@@ -1,23 +1,327 @@
-"""Lowering of reduce_sum: one pass over the operand in its physical order,
-accumulating into the (zero-initialised) result."""
+"""Lowerings of the reductions: Reduce (variadic, with its computation
+inlined as scalar code), the shortcut reductions (``reduce_sum``,
+``reduce_prod``, ``reduce_max``, ``reduce_min``, ``reduce_and``,
+``reduce_or``, ``reduce_xor``) and ``argmax``/``argmin``.
+
+Every reduction makes one pass over its operand, with the loops nested in
+the operand's physical order (innermost on its most-minor dimension), and
+accumulates into the result:
+
+* when the most-minor loops are all reduced dimensions, in scalar
+  accumulators (registers) written out once per result element;
+* otherwise in the result buffer itself (or a scratch buffer of the
+  compute type), read, combined and written back per element.
+
+The shortcuts are associative and commutative, so any order is theirs;
+``reduce`` applies its computation in the reference's order,
+``f(...f(f(init, x_0), x_1)..., x_{n-1})`` over the reduced elements in
+row-major order: its reduced dimensions keep their layout's loop slots but
+are visited in increasing dimension order.  ``argmax``/``argmin`` keep the
+first extreme index along the axis, the first NaN if there is one.
+
+F16 and BF16 (uint16 words in buffers) are read as f32: the shortcuts and
+argmax/argmin compute in f32 and round once, as the reference does; a
+``reduce`` computation's scalar code rounds each of its results to its
+16-bit type (the element-wise scalar expressions do), so it rounds after
+every step, as the reference does.
+
+The helpers here (loops in a chosen order, scratch buffers, per-step casts)
+are shared with the windowed reductions and Sort.
+"""
 from __future__ import annotations
 
-from primitives import reductions
-from tracer.graph import Equation
-from tracer.shapes import PrimitiveType
+import contextlib
+import dataclasses
+from typing import Iterator, Sequence
 
-from ..codegen import LoweringContext, lowerings
+import numpy as np
+
+from primitives import reductions as red
+from tracer.core import AbstractValue
+from tracer.graph import Equation, Literal, Var
+from tracer.shapes import PrimitiveType as PT, Shape
+
+from ..codegen import LoweringContext, dtype_name, literal_text, lowerings
+from ..layout_index import loop_order
+
+__all__ = ["loops_in_order", "scratch_buffer", "cast", "read_scalar", "identity_text",
+           "monoid_text", "HALF_TYPES"]
+
+HALF_TYPES = (PT.F16, PT.BF16)
 
 
-def _lower_reduce_sum(ctx: LoweringContext, eq: Equation) -> None:
-    (x,), (out,) = eq.inputs, eq.outputs
-    axes = eq.params["axes"]
-    ctx.alloc(out, zero=True)
-    with ctx.loops(x.aval.shape) as idx:
+# --------------------------------------------------------------------------
+# helpers shared by the reduction-like lowerings
+# --------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def loops_in_order(ctx: LoweringContext, dims: Sequence[int], sizes: Sequence[int],
+                   index: Sequence[str]) -> Iterator[None]:
+    """``for index[d] in range(sizes[d])`` for each ``d`` of ``dims``, outermost first."""
+    with contextlib.ExitStack() as stack:
+        for d in dims:
+            stack.enter_context(ctx.block(f"for {index[d]} in range({sizes[d]}):"))
+        yield
+
+
+def scratch_buffer(ctx: LoweringContext, like: Shape, element_type: PT, *,
+                   zero: bool = False) -> Var:
+    """A fresh buffer with ``like``'s dimensions and layout holding ``element_type``."""
+    var = Var(AbstractValue(dataclasses.replace(like, element_type=element_type)))
+    ctx.alloc(var, zero=zero)
+    return var
+
+
+def compute_type(t: PT) -> PT:
+    """The type a kernel computes ``t`` in (16-bit floats in f32)."""
+    return PT.F32 if t in HALF_TYPES else t
+
+
+def cast(t: PT, text: str) -> str:
+    """``text`` converted to ``t``'s compute type, so that a variable keeps one
+    Numba type (and integers wrap at their width) across loop iterations."""
+    return f"{dtype_name(compute_type(t))}({text})"
+
+
+def read_scalar(ctx: LoweringContext, atom: Var | Literal) -> str:
+    """A rank-0 operand (an init value, a captured scalar) as source text."""
+    if atom.aval.ndim:
+        raise NotImplementedError("computations capturing non-scalar values are not lowered")
+    return ctx.read(atom, [])
+
+
+def identity_text(name: str, t: PT) -> str:
+    """The identity of the shortcut reduction ``name`` (``reduce_sum``...) for ``t``."""
+    dtype = np.dtype(np.float32) if t in HALF_TYPES else t.numpy_dtype
+    value = red.SHORTCUT_REDUCTIONS[name][3](dtype)
+    return literal_text(np.array(value).astype(dtype), compute_type(t))
+
+
+def monoid_text(op: str, t: PT, a: str, b: str) -> str:
+    """``op`` (an elementwise op name: add, mul, max, min, and, or, xor) on two
+    scalars of type ``t``, with XLA's semantics (NaN-propagating max/min)."""
+    if t is PT.PRED:
+        op = {"add": "or", "mul": "and", "max": "or", "min": "and"}.get(op, op)
+    if op in ("max", "min"):
+        return f"nan_{op}({a}, {b})"
+    symbol = {"add": "+", "mul": "*", "and": "&", "or": "|", "xor": "^"}[op]
+    return f"({a} {symbol} {b})"
+
+
+def _reduction_order(shape: Shape, axes: Sequence[int], *, row_major_reduced: bool
+                     ) -> tuple[list[int], list[int]]:
+    """Loop order over ``shape`` (major to minor, its physical order), split
+    into (outer, inner): ``inner`` is the longest run of reduced dimensions
+    at the minor end, accumulated in registers.  ``row_major_reduced`` visits
+    the reduced dimensions in increasing order (in their layout's slots)."""
+    order = list(loop_order(shape))
+    if row_major_reduced:
+        reduced = iter(sorted(axes))
+        order = [next(reduced) if d in axes else d for d in order]
+    split = len(order)
+    while split > 0 and order[split - 1] in axes:
+        split -= 1
+    return order[:split], order[split:]
+
+
+# --------------------------------------------------------------------------
+# the shortcut reductions
+# --------------------------------------------------------------------------
+
+_LANES = 64
+_LANE_OPS = ("add", "mul", "max", "min")
+
+
+def _emit_lanes(ctx: LoweringContext, x: Var, idx: list[str], inner: Sequence[int], op: str,
+                t: PT, identity: str, acc: str, lanes: str) -> None:
+    """The inner (reduced) loops, the most-minor one split into blocks of
+    ``_LANES`` accumulated lane-wise into ``lanes``; the tail and then the
+    lanes are folded into ``acc``."""
+    minor = inner[-1]
+    size = x.aval.dimensions[minor]
+    blocks = size // _LANES
+    lane, block = ctx.fresh("l"), ctx.fresh("b")
+    with ctx.block(f"for {lane} in range({_LANES}):"):
+        ctx.emit(f"{lanes}[{lane}] = {identity}")
+    with loops_in_order(ctx, inner[:-1], x.aval.dimensions, idx):
+        with ctx.block(f"for {block} in range({blocks}):"):
+            with ctx.block(f"for {lane} in range({_LANES}):"):
+                at = list(idx)
+                at[minor] = f"{block} * {_LANES} + {lane}"
+                ctx.emit(f"{lanes}[{lane}] = "
+                         f"{monoid_text(op, t, f'{lanes}[{lane}]', ctx.read(x, at))}")
+        if size % _LANES:
+            with ctx.block(f"for {idx[minor]} in range({blocks * _LANES}, {size}):"):
+                ctx.emit(f"{acc} = {cast(t, monoid_text(op, t, acc, ctx.read(x, idx)))}")
+    with ctx.block(f"for {lane} in range({_LANES}):"):
+        ctx.emit(f"{acc} = {cast(t, monoid_text(op, t, acc, f'{lanes}[{lane}]'))}")
+
+
+def _lower_shortcut(name: str):
+    op = red.SHORTCUT_REDUCTIONS[name][2]
+
+    def lower(ctx: LoweringContext, eq: Equation) -> None:
+        (x,), (out,) = eq.inputs, eq.outputs
+        axes = eq.params["axes"]
+        t = x.aval.element_type
+        shape = x.aval.shape
+        idx = [f"i{d}" for d in range(len(shape.dimensions))]
         kept = [i for d, i in enumerate(idx) if d not in axes]
-        target = ctx.read(out, kept)
-        op = "|" if x.aval.element_type is PrimitiveType.PRED else "+"
-        ctx.emit(f"{target} = {target} {op} {ctx.read(x, idx)}")
+        outer, inner = _reduction_order(shape, axes, row_major_reduced=False)
+        identity = identity_text(name, t)
+        ctx.alloc(out)
+        if shape.size == 0:  # nothing to reduce: the identity everywhere
+            with ctx.loops(out.aval.shape, prefix="o") as o:
+                ctx.write(out, o, identity)
+            return
+        reduced_outside = any(d in axes for d in outer)
+        acc_var = out
+        if reduced_outside or not inner:
+            # accumulate in memory: the result, or an f32 scratch for 16-bit floats
+            if t in HALF_TYPES:
+                acc_var = scratch_buffer(ctx, out.aval.shape, PT.F32)
+            with ctx.loops(out.aval.shape, prefix="o") as o:
+                ctx.write(acc_var, o, identity)
+        minor = inner[-1] if inner else None
+        lanes = None
+        if inner and op in _LANE_OPS and (t.is_floating) and \
+                shape.dimensions[minor] >= 2 * _LANES:
+            # float sums and maxima are latency-bound chains: accumulate in
+            # _LANES independent lanes (vectorised), combined at the end
+            lanes = ctx.fresh("lanes")
+            ctx.emit(f"{lanes} = np.empty({_LANES}, {dtype_name(t)})")
+        with loops_in_order(ctx, outer, shape.dimensions, idx):
+            if inner:
+                acc = ctx.fresh("acc")
+                start = ctx.read(acc_var, kept) if reduced_outside else identity
+                ctx.emit(f"{acc} = {cast(t, start)}")
+                if lanes is None:
+                    with loops_in_order(ctx, inner, shape.dimensions, idx):
+                        ctx.emit(f"{acc} = {cast(t, monoid_text(op, t, acc, ctx.read(x, idx)))}")
+                else:
+                    _emit_lanes(ctx, x, idx, inner, op, t, identity, acc, lanes)
+                ctx.write(acc_var, kept, acc)
+            else:
+                target = ctx.read(acc_var, kept)
+                ctx.write(acc_var, kept, monoid_text(op, t, target, ctx.read(x, idx)))
+        if acc_var is not out:
+            with ctx.loops(out.aval.shape, prefix="o") as o:
+                ctx.write(out, o, ctx.read(acc_var, o))
+    return lower
 
 
-lowerings[reductions.reduce_sum_p] = _lower_reduce_sum
+for _name, _prim in red.SHORTCUT_PRIMITIVES.items():
+    lowerings[_prim] = _lower_shortcut(_name)
+
+
+# --------------------------------------------------------------------------
+# ArgMax / ArgMin
+# --------------------------------------------------------------------------
+
+def _lower_arg(better: str):
+    """``better``: the comparison making a value the new extreme (``>`` or ``<``)."""
+
+    def lower(ctx: LoweringContext, eq: Equation) -> None:
+        (x,), (out,) = eq.inputs, eq.outputs
+        (axis,) = eq.params["axes"]
+        index_type: PT = eq.params["index_dtype"]
+        t = x.aval.element_type
+        shape = x.aval.shape
+        idx = [f"i{d}" for d in range(len(shape.dimensions))]
+        kept = [i for d, i in enumerate(idx) if d != axis]
+        outer, inner = _reduction_order(shape, (axis,), row_major_reduced=True)
+        ctx.alloc(out)
+
+        def update(best: str, v: str, set_best: str, set_index: str) -> None:
+            # the first NaN wins, then the first strictly better value
+            with ctx.block(f"if {best} == {best} and ({v} {better} {best} or {v} != {v}):"):
+                ctx.emit(set_best)
+                ctx.emit(set_index)
+
+        if inner:  # the axis is the most-minor loop: registers
+            with loops_in_order(ctx, outer, shape.dimensions, idx):
+                best, at = ctx.fresh("best"), ctx.fresh("at")
+                first = list(idx)
+                first[axis] = "0"
+                ctx.emit(f"{best} = {cast(t, ctx.read(x, first))}")
+                ctx.emit(f"{at} = 0")
+                with loops_in_order(ctx, inner, shape.dimensions, idx):
+                    v = ctx.fresh("v")
+                    ctx.emit(f"{v} = {cast(t, ctx.read(x, idx))}")
+                    update(best, v, f"{best} = {v}", f"{at} = {idx[axis]}")
+                ctx.write(out, kept, f"{dtype_name(index_type)}({at})")
+            return
+        # the best values so far in a scratch buffer shaped like the result
+        best_var = scratch_buffer(ctx, out.aval.shape, compute_type(t))
+        with ctx.loops(out.aval.shape, prefix="o") as o:
+            first = list(o)
+            first.insert(axis, "0")
+            ctx.write(best_var, o, ctx.read(x, first))
+            ctx.write(out, o, f"{dtype_name(index_type)}(0)")
+        with loops_in_order(ctx, outer, shape.dimensions, idx):
+            v, best = ctx.fresh("v"), ctx.fresh("best")
+            ctx.emit(f"{v} = {cast(t, ctx.read(x, idx))}")
+            ctx.emit(f"{best} = {ctx.read(best_var, kept)}")
+            with ctx.block(f"if {best} == {best} and ({v} {better} {best} or {v} != {v}):"):
+                ctx.write(best_var, kept, v)
+                ctx.write(out, kept, f"{dtype_name(index_type)}({idx[axis]})")
+    return lower
+
+
+lowerings[red.argmax_p] = _lower_arg(">")
+lowerings[red.argmin_p] = _lower_arg("<")
+
+
+# --------------------------------------------------------------------------
+# Reduce
+# --------------------------------------------------------------------------
+
+def _lower_reduce(ctx: LoweringContext, eq: Equation) -> None:
+    computation = eq.params["computation"]
+    axes = eq.params["dimensions"]
+    n = len(eq.outputs)
+    xs, inits, extra = eq.inputs[:n], eq.inputs[n:2 * n], eq.inputs[2 * n:]
+    outs = eq.outputs
+    types = [x.aval.element_type for x in xs]
+    shape = xs[0].aval.shape
+    idx = [f"i{d}" for d in range(len(shape.dimensions))]
+    kept = [i for d, i in enumerate(idx) if d not in axes]
+    outer, inner = _reduction_order(shape, axes, row_major_reduced=True)
+    extra_texts = [read_scalar(ctx, a) for a in extra]
+    for out in outs:
+        ctx.alloc(out)
+    init_texts = [cast(t, read_scalar(ctx, i)) for t, i in zip(types, inits)]
+    reduced_outside = any(d in axes for d in outer)
+    if not inner or reduced_outside:  # the results accumulate (or start) in memory
+        with ctx.loops(outs[0].aval.shape, prefix="o") as o:
+            for out, init in zip(outs, init_texts):
+                ctx.write(out, o, init)
+    if shape.size == 0:
+        return
+    with loops_in_order(ctx, outer, shape.dimensions, idx):
+        if inner:
+            accs = [ctx.fresh("acc") for _ in outs]
+            for acc, out, t, init in zip(accs, outs, types, init_texts):
+                start = cast(t, ctx.read(out, kept)) if reduced_outside else init
+                ctx.emit(f"{acc} = {start}")
+            with loops_in_order(ctx, inner, shape.dimensions, idx):
+                values = [ctx.read(x, idx) for x in xs]
+                results = ctx.scalar_graph(computation, [*accs, *values, *extra_texts])
+                new = [ctx.fresh("r") for _ in outs]
+                for name, t, r in zip(new, types, results):
+                    ctx.emit(f"{name} = {cast(t, r)}")
+                for acc, name in zip(accs, new):
+                    ctx.emit(f"{acc} = {name}")
+            for out, acc in zip(outs, accs):
+                ctx.write(out, kept, acc)
+        else:
+            accs = [ctx.fresh("acc") for _ in outs]
+            for acc, out in zip(accs, outs):
+                ctx.emit(f"{acc} = {ctx.read(out, kept)}")
+            values = [ctx.read(x, idx) for x in xs]
+            results = ctx.scalar_graph(computation, [*accs, *values, *extra_texts])
+            for out, t, r in zip(outs, types, results):
+                ctx.write(out, kept, cast(t, r))
+
+
+lowerings[red.reduce_p] = _lower_reduce

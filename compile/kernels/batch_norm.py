@@ -1,0 +1,169 @@
+"""Lowerings of BatchNormTraining, BatchNormInference and BatchNormGrad.
+
+The reference's formulas, term by term in the compute type (f32 for f16,
+bf16 and f32; f64 for f64), so each element is rounded as the reference
+rounds it.  Per-feature sums are accumulated in f64 (the reference's NumPy
+sums are pairwise or naive f32 sums, whichever the layout gives; f64 stays
+within their rounding).  Each pass walks the operand in its physical order
+through ``ctx.read``, indexing the per-feature accumulators by the
+``feature_index`` coordinate, so any layout and any feature dimension work.
+
+* training: pass 1 sums ``x`` (mean), pass 2 sums ``(x - mean)^2`` (biased
+  variance), pass 3 writes ``scale * (x - mean) / sqrt(var + eps) + offset``.
+* inference: one pass with the given mean and variance.
+* grad: pass 1 sums ``dy``, ``dy * (x - mean)`` and ``dy * (x - mean) /
+  sqrt(var + eps)``; pass 2 writes ``scale / sqrt(var + eps) * (dy - d - c *
+  (x - mean))`` with ``d = sum(dy) / N`` and ``c = sum(dy * (x - mean)) / N
+  / (var + eps)``.
+"""
+from __future__ import annotations
+
+import math
+
+from primitives import batch_norm
+from tracer.graph import Equation
+from tracer.shapes import PrimitiveType
+
+from ..codegen import LoweringContext, literal_text, lowerings
+
+__all__: list[str] = []
+
+
+def _work(t: PrimitiveType) -> str:
+    return "np.float64" if t is PrimitiveType.F64 else "np.float32"
+
+
+def _const(value: float, t: PrimitiveType) -> str:
+    """A constant in the compute type of ``t``."""
+    return literal_text(value, PrimitiveType.F64 if t is PrimitiveType.F64 else PrimitiveType.F32)
+
+
+def _per_feature(ctx: LoweringContext, atom, features: int, work: str, prefix: str) -> str:
+    """A work-type array of a per-feature operand (read through its layout)."""
+    name, f = ctx.fresh(prefix), ctx.fresh("f")
+    ctx.emit(f"{name} = np.empty({features}, {work})")
+    with ctx.block(f"for {f} in range({features}):"):
+        ctx.emit(f"{name}[{f}] = {work}({ctx.read(atom, [f])})")
+    return name
+
+
+def _store_per_feature(ctx: LoweringContext, var, values: str, features: int, work: str) -> None:
+    ctx.alloc(var)
+    f = ctx.fresh("f")
+    with ctx.block(f"for {f} in range({features}):"):
+        ctx.write(var, [f], f"{work}({values}[{f}])")
+
+
+def _zeros(ctx: LoweringContext, features: int, prefix: str) -> str:
+    name = ctx.fresh(prefix)
+    ctx.emit(f"{name} = np.zeros({features}, np.float64)")
+    return name
+
+
+def _lower_training(ctx: LoweringContext, eq: Equation) -> None:
+    x, scale, offset = eq.inputs
+    y, mean_out, var_out = eq.outputs
+    fi, eps = eq.params["feature_index"], eq.params["epsilon"]
+    t = x.aval.element_type
+    work = _work(t)
+    dims = x.aval.dimensions
+    features = dims[fi]
+    count = math.prod(d for i, d in enumerate(dims) if i != fi)
+    s1, s2 = _zeros(ctx, features, "bsum"), _zeros(ctx, features, "bsq")
+    mean, var, sd = ctx.fresh("bmean"), ctx.fresh("bvar"), ctx.fresh("bsd")
+    with ctx.loops(x.aval.shape) as idx:
+        ctx.emit(f"{s1}[{idx[fi]}] += {ctx.read(x, idx)}")
+    f = ctx.fresh("f")
+    n = _const(count, t)
+    ctx.emit(f"{mean} = np.empty({features}, {work})")
+    with ctx.block(f"for {f} in range({features}):"):
+        ctx.emit(f"{mean}[{f}] = {work}({s1}[{f}]) / {n}")
+    with ctx.loops(x.aval.shape) as idx:
+        d = ctx.fresh("dev")
+        ctx.emit(f"{d} = {work}({ctx.read(x, idx)}) - {mean}[{idx[fi]}]")
+        ctx.emit(f"{s2}[{idx[fi]}] += {d} * {d}")
+    ctx.emit(f"{var} = np.empty({features}, {work})")
+    ctx.emit(f"{sd} = np.empty({features}, {work})")
+    with ctx.block(f"for {f} in range({features}):"):
+        ctx.emit(f"{var}[{f}] = {work}({s2}[{f}]) / {n}")
+        ctx.emit(f"{sd}[{f}] = np.sqrt({var}[{f}] + {_const(eps, x.aval.element_type)})")
+    _normalize(ctx, x, y, fi, _per_feature(ctx, scale, features, work, "bscale"),
+               _per_feature(ctx, offset, features, work, "boff"), mean, sd, work)
+    _store_per_feature(ctx, mean_out, mean, features, work)
+    _store_per_feature(ctx, var_out, var, features, work)
+
+
+def _normalize(ctx: LoweringContext, x, y, fi: int, scale: str, offset: str, mean: str, sd: str,
+               work: str) -> None:
+    """``y = scale * (x - mean) / sd + offset``, in the reference's order of operations."""
+    ctx.alloc(y)
+    with ctx.loops(y.aval.shape) as idx:
+        f = idx[fi]
+        ctx.write(y, idx, f"{scale}[{f}] * ({work}({ctx.read(x, idx)}) - {mean}[{f}]) / {sd}[{f}]"
+                          f" + {offset}[{f}]")
+
+
+def _lower_inference(ctx: LoweringContext, eq: Equation) -> None:
+    x, scale, offset, mean, variance = eq.inputs
+    (y,) = eq.outputs
+    fi, eps = eq.params["feature_index"], eq.params["epsilon"]
+    work = _work(x.aval.element_type)
+    features = x.aval.dimensions[fi]
+    var = _per_feature(ctx, variance, features, work, "bvar")
+    sd, f = ctx.fresh("bsd"), ctx.fresh("f")
+    ctx.emit(f"{sd} = np.empty({features}, {work})")
+    with ctx.block(f"for {f} in range({features}):"):
+        ctx.emit(f"{sd}[{f}] = np.sqrt({var}[{f}] + {_const(eps, x.aval.element_type)})")
+    _normalize(ctx, x, y, fi, _per_feature(ctx, scale, features, work, "bscale"),
+               _per_feature(ctx, offset, features, work, "boff"),
+               _per_feature(ctx, mean, features, work, "bmean"), sd, work)
+
+
+def _lower_grad(ctx: LoweringContext, eq: Equation) -> None:
+    x, scale, mean_in, variance, dy = eq.inputs
+    dx, dscale, doffset = eq.outputs
+    fi, eps = eq.params["feature_index"], eq.params["epsilon"]
+    t = x.aval.element_type
+    work = _work(t)
+    dims = x.aval.dimensions
+    features = dims[fi]
+    count = math.prod(d for i, d in enumerate(dims) if i != fi)
+    n = _const(count, t)
+    mean = _per_feature(ctx, mean_in, features, work, "bmean")
+    var_eps = _per_feature(ctx, variance, features, work, "bve")
+    sd, f = ctx.fresh("bsd"), ctx.fresh("f")
+    ctx.emit(f"{sd} = np.empty({features}, {work})")
+    with ctx.block(f"for {f} in range({features}):"):
+        ctx.emit(f"{var_eps}[{f}] = {var_eps}[{f}] + {_const(eps, x.aval.element_type)}")
+        ctx.emit(f"{sd}[{f}] = np.sqrt({var_eps}[{f}])")
+    s_dy, s_dyc, s_dys = (_zeros(ctx, features, p) for p in ("bsdy", "bsdyc", "bsdys"))
+    with ctx.loops(x.aval.shape) as idx:
+        k = idx[fi]
+        g, c, p = ctx.fresh("gy"), ctx.fresh("cen"), ctx.fresh("prod")
+        ctx.emit(f"{g} = {work}({ctx.read(dy, idx)})")
+        ctx.emit(f"{c} = {work}({ctx.read(x, idx)}) - {mean}[{k}]")
+        ctx.emit(f"{p} = {g} * {c}")
+        ctx.emit(f"{s_dy}[{k}] += {g}")
+        ctx.emit(f"{s_dyc}[{k}] += {p}")
+        ctx.emit(f"{s_dys}[{k}] += {p} / {sd}[{k}]")
+    cf, df, kf = ctx.fresh("bc"), ctx.fresh("bd"), ctx.fresh("bk")
+    for name in (cf, df, kf):
+        ctx.emit(f"{name} = np.empty({features}, {work})")
+    scale_w = _per_feature(ctx, scale, features, work, "bscale")
+    with ctx.block(f"for {f} in range({features}):"):
+        ctx.emit(f"{cf}[{f}] = {work}({s_dyc}[{f}]) / {n} / {var_eps}[{f}]")
+        ctx.emit(f"{df}[{f}] = {work}({s_dy}[{f}]) / {n}")
+        ctx.emit(f"{kf}[{f}] = {scale_w}[{f}] / {sd}[{f}]")
+    ctx.alloc(dx)
+    with ctx.loops(dx.aval.shape) as idx:
+        k = idx[fi]
+        value = (f"{kf}[{k}] * ({work}({ctx.read(dy, idx)}) - {df}[{k}] - {cf}[{k}] * "
+                 f"({work}({ctx.read(x, idx)}) - {mean}[{k}]))")
+        ctx.write(dx, idx, value)
+    _store_per_feature(ctx, dscale, s_dys, features, work)
+    _store_per_feature(ctx, doffset, s_dy, features, work)
+
+
+lowerings[batch_norm.batch_norm_training_p] = _lower_training
+lowerings[batch_norm.batch_norm_inference_p] = _lower_inference
+lowerings[batch_norm.batch_norm_grad_p] = _lower_grad

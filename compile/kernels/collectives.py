@@ -1,0 +1,125 @@
+"""Lowerings of the collectives for a compiled program of one process.
+
+A ``jit``-compiled function runs as a program of one replica and one
+partition (``run_replicated`` interprets multi-process programs with the
+reference semantics).  With one process every group is that process alone,
+so, exactly as ``primitives.collectives`` defines them on the 1x1 grid:
+
+* ``all_reduce``, ``all_gather``, ``all_to_all``, ``reduce_scatter``: the
+  identity on each operand (a group of one reduces, gathers, exchanges and
+  scatters nothing: the counts must be 1);
+* ``collective_permute``: the operand if ``(0, 0)`` is one of the pairs,
+  zeros otherwise; ``collective_broadcast``: the operand if process 0 is in a
+  group, zeros otherwise;
+* ``replica_id`` and ``partition_id``: 0.
+
+Parameters the one-process program cannot honour (ids beyond 0, counts
+other than 1) raise the reference semantics' errors when the function is
+compiled.  The identity results share the operand's buffer (recorded as an
+alias) when the layouts agree, and are converted otherwise.
+"""
+from __future__ import annotations
+
+from primitives import collectives as co
+from tracer.graph import Equation, Var
+
+from ..codegen import LoweringContext, literal_text, lowerings
+from .control_flow import as_layout
+
+__all__: list[str] = []
+
+_SINGLE = co.ProcessGrid(1, 1)
+
+
+def _identity(ctx: LoweringContext, x, out: Var) -> None:
+    if isinstance(x, Var) and x.aval.shape == out.aval.shape:
+        ctx.alias(out, x)
+    else:
+        ctx.bind_name(out, as_layout(ctx, x, out.aval.shape))
+
+
+def _zeros(ctx: LoweringContext, out: Var) -> None:
+    name = ctx.alloc(out, zero=True)
+    shape = out.aval.shape
+    pad = shape.layout.padding_value
+    if pad not in (None, 0):  # padding holds its value, elements zero
+        ctx.emit(f"{name}[:] = {literal_text(pad, shape.element_type)}")
+        with ctx.loops(shape) as idx:
+            ctx.write(out, idx, literal_text(0, shape.element_type))
+
+
+def _check(op: str, eq: Equation, count_name: str | None = None, *,
+           use_global_device_ids=False, every_process: bool = True) -> list[list[int]]:
+    """The process groups of the 1x1 program (raising the reference's errors)."""
+    p = eq.params
+    groups = co._groups_for(op, _SINGLE, p["replica_groups"], p["channel_id"],
+                            use_global_device_ids, every_process=every_process)
+    if count_name is not None:
+        for g in groups:
+            co._shard_count_matches(op, count_name, p[count_name], g, _SINGLE)
+    return groups
+
+
+def _lower_all_reduce(ctx: LoweringContext, eq: Equation) -> None:
+    _check("all_reduce", eq, use_global_device_ids=eq.params["use_global_device_ids"])
+    for x, out in zip(eq.inputs, eq.outputs):
+        _identity(ctx, x, out)
+
+
+def _lower_all_gather(ctx: LoweringContext, eq: Equation) -> None:
+    _check("all_gather", eq, "shard_count",
+           use_global_device_ids=eq.params["use_global_device_ids"])
+    for x, out in zip(eq.inputs, eq.outputs):
+        _identity(ctx, x, out)
+
+
+def _lower_all_to_all(ctx: LoweringContext, eq: Equation) -> None:
+    _check("all_to_all", eq, "split_count", use_global_device_ids=None)
+    for x, out in zip(eq.inputs, eq.outputs):
+        _identity(ctx, x, out)
+
+
+def _lower_reduce_scatter(ctx: LoweringContext, eq: Equation) -> None:
+    _check("reduce_scatter", eq, "shard_count",
+           use_global_device_ids=eq.params["use_global_device_ids"])
+    for x, out in zip(eq.inputs, eq.outputs):
+        _identity(ctx, x, out)
+
+
+def _lower_collective_permute(ctx: LoweringContext, eq: Equation) -> None:
+    pairs = eq.params["source_target_pairs"]
+    if any(i >= 1 for pair in pairs for i in pair):
+        kind = "replicas" if eq.params["channel_id"] is None else "partitions"
+        raise ValueError(f"collective_permute: source_target_pairs {pairs} name an id beyond "
+                         f"the 1 {kind} of the program (run several processes with "
+                         f"run_replicated)")
+    (x,), (out,) = eq.inputs, eq.outputs
+    if (0, 0) in pairs:
+        _identity(ctx, x, out)
+    else:
+        _zeros(ctx, out)
+
+
+def _lower_collective_broadcast(ctx: LoweringContext, eq: Equation) -> None:
+    groups = _check("collective_broadcast", eq, use_global_device_ids=None, every_process=False)
+    (x,), (out,) = eq.inputs, eq.outputs
+    if any(0 in g for g in groups):
+        _identity(ctx, x, out)
+    else:
+        _zeros(ctx, out)
+
+
+def _lower_zero_id(ctx: LoweringContext, eq: Equation) -> None:
+    (out,) = eq.outputs
+    ctx.alloc(out)
+    ctx.write(out, [], "np.uint32(0)")
+
+
+lowerings[co.all_reduce_p] = _lower_all_reduce
+lowerings[co.all_gather_p] = _lower_all_gather
+lowerings[co.all_to_all_p] = _lower_all_to_all
+lowerings[co.reduce_scatter_p] = _lower_reduce_scatter
+lowerings[co.collective_permute_p] = _lower_collective_permute
+lowerings[co.collective_broadcast_p] = _lower_collective_broadcast
+lowerings[co.replica_id_p] = _lower_zero_id
+lowerings[co.partition_id_p] = _lower_zero_id

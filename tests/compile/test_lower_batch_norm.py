@@ -1,0 +1,124 @@
+"""Compiled BatchNormTraining, BatchNormInference and BatchNormGrad
+(compile/kernels/batch_norm.py) against their reference semantics: every
+feature_index (negative ones too), f32, f64 and the 16-bit floats, operands
+and results in non-default layouts, and the CNN benchmark's shape.
+
+Numba compiles slowly, so each test jits one function holding many checks."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+import compile.kernels.batch_norm  # noqa: F401  (registers the lowerings)
+import primitives as lax
+from compile import jit
+from compile.jit import Lowered
+from tracer import pytree
+from tracer.core import AbstractValue, bf16_array
+from tracer.shapes import Layout, bf16_to_f32
+
+rng = np.random.default_rng(3)
+
+
+def check(got, want, where=""):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, f"{where}: shape {got.shape} != {want.shape}"
+    assert got.dtype == want.dtype, f"{where}: dtype {got.dtype} != {want.dtype}"
+    if isinstance(want, np.ndarray) and want.dtype == np.uint16:  # bf16 words
+        got, want, tol = bf16_to_f32(got), bf16_to_f32(want), 2e-2
+    else:
+        tol = {np.float16: 3e-3, np.float32: 1e-5, np.float64: 1e-12}[want.dtype.type]
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=where)
+
+
+def check_all(got, want):
+    got, want = pytree.tree_leaves(got), pytree.tree_leaves(want)
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g, w, f"result {i}")
+
+
+LAYOUTS = [  # reversed, tiled, permuted, padded, repeated tiles
+    lambda av: Layout(tuple(range(av.ndim))),
+    lambda av: Layout(tuple(reversed(range(av.ndim))), tiles=((2, 2),)),
+    lambda av: Layout(tuple(range(1, av.ndim)) + (0,)),
+    lambda av: Layout(tuple(reversed(range(av.ndim))),
+                      padded_dimensions=tuple(d + 1 for d in av.dimensions)),
+    lambda av: Layout(tuple(range(av.ndim)), tiles=((2, 4), (2, 1))),
+]
+
+
+def relaid(f, args):
+    """``f`` compiled with its parameters and every intermediate value re-laid out."""
+    lowered = jit(f).lower(*args)
+    graph = lowered.graph
+    values = list(graph.in_vars) + [v for eq in graph.equations for v in eq.outputs]
+    choices = itertools.cycle(LAYOUTS)
+    for v in values:
+        if v.aval.shape.is_array and v.aval.ndim:
+            v.aval = AbstractValue(v.aval.shape.with_layout(next(choices)(v.aval)),
+                                   v.aval.weak_type)
+    return Lowered(graph, lowered.out_shapes).compile()
+
+
+def vec(n, dtype, positive=False):
+    v = rng.standard_normal(n)
+    return (np.abs(v) + 0.5 if positive else v).astype(dtype)
+
+
+def batch_norms(x, dy, s, o, m, v, x64, dy64, s64, o64, m64, v64, h, hs, ho):
+    return [lax.batch_norm_training(x, s, o, 1e-3, 1),
+            lax.batch_norm_training(x64, s64, o64, 1e-5, -1),
+            lax.batch_norm_training(h, hs, ho, 1e-3, 0),
+            lax.batch_norm_inference(x, s, o, m, v, 1e-3, 1),
+            lax.batch_norm_inference(x64, s64, o64, m64, v64, 0.5, 3),
+            lax.batch_norm_grad(x, s, m, v, dy, 1e-3, 1),
+            lax.batch_norm_grad(x64, s64, m64, v64, dy64, 1e-4, -1)]
+
+
+def bn_args():
+    x = rng.standard_normal((4, 5, 6, 3)).astype(np.float32) * 3 + 1
+    x64 = rng.standard_normal((2, 3, 4, 7))
+    h = rng.standard_normal((4, 6)).astype(np.float16)
+    return (x, rng.standard_normal(x.shape).astype(np.float32), vec(5, np.float32),
+            vec(5, np.float32), vec(5, np.float32), vec(5, np.float32, True),
+            x64, rng.standard_normal(x64.shape), vec(7, np.float64), vec(7, np.float64),
+            vec(7, np.float64), vec(7, np.float64, True),
+            h, vec(4, np.float16), vec(4, np.float16))
+
+
+def test_batch_norm_ops():
+    args = bn_args()
+    check_all(jit(batch_norms)(*args), batch_norms(*args))
+
+
+def test_batch_norm_layouts():
+    args = bn_args()[:6]
+
+    def f(x, dy, s, o, m, v):
+        return [lax.batch_norm_training(x, s, o, 1e-3, 1),
+                lax.batch_norm_inference(x, s, o, m, v, 1e-3, 1),
+                lax.batch_norm_grad(x, s, m, v, dy, 1e-3, 1)]
+    check_all(relaid(f, args)(*args), f(*args))
+    nchw = jit(f, in_layouts=("{1,0,3,2}", "{0,1,2,3}", None, None, None, None))
+    check_all(nchw(*args), f(*args))
+
+
+def test_batch_norm_bf16():
+    x = bf16_array(rng.standard_normal((3, 4)).astype(np.float32))
+    s, o = bf16_array(vec(4, np.float32)), bf16_array(vec(4, np.float32))
+
+    def f(x, s, o):
+        return lax.batch_norm_training(x, s, o, 1e-3, 1)
+    check_all(jit(f)(x, s, o), f(x, s, o))
+
+
+def test_batch_norm_cnn_shape():
+    """The CNN benchmark's batch norm: NHWC 32x32x32x32 f32 over the channels."""
+    x = rng.standard_normal((32, 32, 32, 32)).astype(np.float32)
+    s, o = vec(32, np.float32), vec(32, np.float32)
+
+    def f(x, s, o):
+        return lax.batch_norm_training(x, s, o, 1e-5, 3)
+    check_all(jit(f)(x, s, o), f(x, s, o))

@@ -1,0 +1,247 @@
+"""Compiled DotGeneral and ConvGeneralDilated (compile/kernels/dot_conv.py)
+against their reference semantics: BLAS and loop paths, every dtype family,
+preferred element types, batch/contracting dimensions anywhere, operands
+whose buffers are used as they are (row-major or transposed) or packed, and
+convolutions with strides, negative padding, lhs/rhs dilation, feature and
+batch groups and any dimension numbers — with operands, results and
+intermediates in non-default layouts (reversed, permuted, tiled, repeated
+tiles, padded).
+
+Numba compiles slowly, so each test jits one function holding many checks."""
+from __future__ import annotations
+
+import numpy as np
+
+import compile.kernels.dot_conv  # noqa: F401  (registers the lowerings)
+import primitives as lax
+from compile import jit
+from compile.jit import Lowered
+from tracer.core import AbstractValue, bf16_array
+from tracer.shapes import Layout, bf16_from_f32, bf16_to_f32
+
+rng = np.random.default_rng(11)
+
+
+def rand(shape, dtype):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(max(info.min, -20), min(info.max, 20), shape).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def check(got, want, where=""):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, f"{where}: shape {got.shape} != {want.shape}"
+    assert got.dtype == want.dtype, f"{where}: dtype {got.dtype} != {want.dtype}"
+    if got.dtype.kind in "fc":
+        tol = {2: 2e-3, 4: 2e-5, 8: 1e-12, 16: 1e-12}[got.dtype.itemsize if got.dtype.kind == "f"
+                                                       else got.dtype.itemsize // 2]
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=where)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=where)
+
+
+def check_all(got, want):
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g, w, f"result {i}")
+
+
+def _permuted(av):
+    m2m = tuple(reversed(range(av.ndim)))
+    return Layout(m2m[1:2] + m2m[:1] + m2m[2:] if av.ndim >= 2 else m2m)
+
+
+LAYOUTS = [  # reversed, tiled, permuted, repeated tiles, padded
+    lambda av: Layout(tuple(range(av.ndim))),
+    lambda av: Layout(tuple(reversed(range(av.ndim))), tiles=((2, 2),)),
+    _permuted,
+    lambda av: Layout(tuple(range(av.ndim)), tiles=((2, 4), (2, 1))),
+    lambda av: Layout(tuple(reversed(range(av.ndim))),
+                      padded_dimensions=tuple(d + 2 for d in av.dimensions)),
+]
+
+
+def relaid(f, args, shift=0):
+    """``f`` compiled with its parameters and every intermediate value re-laid
+    out, cycling through LAYOUTS from ``shift``; results in the default layout."""
+    lowered = jit(f).lower(*args)
+    graph = lowered.graph
+    values = list(graph.in_vars) + [v for eq in graph.equations for v in eq.outputs]
+    k = shift
+    for v in values:
+        if v.aval.shape.is_array and v.aval.ndim:
+            v.aval = AbstractValue(v.aval.shape.with_layout(LAYOUTS[k % len(LAYOUTS)](v.aval)),
+                                   v.aval.weak_type)
+            k += 1
+    return Lowered(graph, lowered.out_shapes).compile()
+
+
+# -- DotGeneral ---------------------------------------------------------------------------
+
+MATMUL = (((1,), (0,)), ((), ()))
+
+
+def dots(f32a, f32b, f32t, c64a, c64b, f64a, i32a, i32b, i8a, i8b, u8a, u8b, pa, pb,
+         f16a, f16b, b3l, b3r, w3l, w3r, e30, e05, i30, i05, v5, v4):
+    return [
+        lax.dot_general(f32a, f32b, MATMUL),                                 # views
+        lax.dot_general(f32t, f32b, (((0,), (0,)), ((), ()))),               # lhs^T view
+        lax.dot_general(f32a, f32a, (((1,), (1,)), ((), ()))),               # rhs^T view
+        lax.dot_general(b3l, b3r, (((2,), (1,)), ((0,), (0,)))),             # batched views
+        lax.dot_general(w3l, w3r, (((3, 0), (0, 3)), ((1,), (2,)))),         # packed
+        lax.dot_general(f32a, f32b, MATMUL, preferred_element_type=np.float64),
+        lax.dot_general(c64a, c64b, MATMUL),
+        lax.dot_general(f64a, f64a, (((0,), (0,)), ((), ()))),
+        lax.dot_general(i32a, i32b, MATMUL),
+        lax.dot_general(i8a, i8b, MATMUL),                                   # wraps in s8
+        lax.dot_general(i8a, i8b, MATMUL, preferred_element_type=np.int32),
+        lax.dot_general(u8a, u8b, MATMUL, preferred_element_type=np.float32),
+        lax.dot_general(pa, pb, MATMUL),
+        lax.dot_general(pa, pb, MATMUL, preferred_element_type=np.int32),
+        lax.dot_general(f16a, f16b, MATMUL),
+        lax.dot_general(f16a, f16b, MATMUL, preferred_element_type=np.float32),
+        lax.dot_general(e30, e05, MATMUL),                                   # empty sum
+        lax.dot_general(i30, i05, MATMUL),
+        lax.dot_general(v5, v4, (((), ()), ((), ()))),                       # outer product
+        lax.dot_general(v4, f32b, (((0,), (0,)), ((), ()))),                 # vector-matrix
+    ]
+
+
+def dot_args():
+    return (rand((3, 4), np.float32), rand((4, 5), np.float32), rand((4, 3), np.float32),
+            rand((3, 4), np.complex64), rand((4, 5), np.complex64), rand((4, 6), np.float64),
+            rand((3, 4), np.int32), rand((4, 5), np.int32), rand((3, 4), np.int8) * 5,
+            rand((4, 5), np.int8) * 5, rand((3, 4), np.uint8), rand((4, 5), np.uint8),
+            rand((3, 4), np.bool_), rand((4, 5), np.bool_), rand((3, 4), np.float16),
+            rand((4, 5), np.float16), rand((2, 3, 4), np.float32), rand((2, 4, 5), np.float32),
+            rand((4, 2, 6, 3), np.float32), rand((3, 5, 2, 4), np.float32),
+            rand((3, 0), np.float32), rand((0, 5), np.float32), rand((3, 0), np.int32),
+            rand((0, 5), np.int32), rand((5,), np.float32), rand((4,), np.float32))
+
+
+def test_dot_general_dtypes_and_dimension_numbers():
+    args = dot_args()
+    check_all(jit(dots)(*args), dots(*args))
+
+
+def layout_dots(f32a, f32b, f32t, c64a, c64b, i32a, i32b, b3l, b3r):
+    return [lax.dot_general(f32a, f32b, MATMUL), lax.dot_general(f32t, f32b, (((0,), (0,)),
+                                                                              ((), ()))),
+            lax.dot_general(c64a, c64b, MATMUL), lax.dot_general(i32a, i32b, MATMUL),
+            lax.dot_general(b3l, b3r, (((2,), (1,)), ((0,), (0,)))),
+            lax.dot_general(f32a, f32b, MATMUL) * 2]
+
+
+def test_dot_general_layouts():
+    a = dot_args()
+    args = (a[0], a[1], a[2], a[3], a[4], a[6], a[7], a[16], a[17])
+    want = layout_dots(*args)
+    # column-major operands are read as transposed views, others packed; results
+    # (and the product feeding the multiply) in tiled, permuted and padded layouts
+    check_all(relaid(layout_dots, args, shift=1)(*args), want)
+    colmajor = jit(layout_dots, in_layouts=("{0,1}",) * 7 + ("{0,1,2}", "{1,2,0}"),
+                   out_layouts=["{0,1}"] * 4 + ["{1,0,2}", "{0,1}"])
+    check_all(colmajor(*args), want)
+
+
+def test_bf16_computes_in_f32():
+    # (the reference semantics take bf16 words for values; compare with f32 math)
+    a, b = bf16_array(rand((3, 4), np.float32)), bf16_array(rand((4, 5), np.float32))
+    x, w = bf16_array(rand((1, 2, 4, 4), np.float32)), bf16_array(rand((3, 2, 2, 2), np.float32))
+
+    def f(a, b, x, w):
+        return [lax.dot_general(a, b, MATMUL), lax.conv_general_dilated(x, w, (1, 1), "SAME")]
+
+    def f32(words):
+        return bf16_to_f32(np.asarray(words))
+    got = jit(f)(a, b, x, w)
+    want = [f32(a) @ f32(b), lax.conv_general_dilated(f32(x), f32(w), (1, 1), "SAME")]
+    for g, w_ in zip(got, want):
+        np.testing.assert_allclose(f32(g), bf16_to_f32(bf16_from_f32(w_)), rtol=1e-2, atol=1e-2)
+
+
+# -- ConvGeneralDilated ---------------------------------------------------------------------
+
+NHWC = ("NHWC", "HWIO", "NHWC")
+
+
+def convs(x, w, xn, wn, xi, wi, xb, wb, xc, wc, xh, wh, x1, w1, x3, w3, xg, wg, xbg, wbg,
+          x0, w0, x4, w4):
+    c = lax.conv_general_dilated
+    return [
+        c(x, w, (1, 1), "SAME", dimension_numbers=NHWC),                    # into the output
+        c(x, w, (2, 1), "VALID", dimension_numbers=NHWC),
+        c(x, w, (1, 2), ((2, -1), (-1, 3)), lhs_dilation=(2, 1), rhs_dilation=(1, 2),
+          dimension_numbers=NHWC),
+        c(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NCHW")),  # scattered
+        c(xn, wn, (1, 1), ((1, 1), (0, 0))),                                  # NCHW/OIHW
+        c(xn, wn, (2, 2), ((0, 0), (1, 1)), lhs_dilation=(3, 2), rhs_dilation=(2, 1)),
+        c(xn, wn, (1, 1), ((-1, -1), (-2, 0))),                               # crops only
+        c(xn, wn, (1, 1), "SAME", dimension_numbers=("CWNH", "WHIO", "HNCW")),
+        c(xi, wi, (1, 1), "SAME", dimension_numbers=NHWC, preferred_element_type=np.int32),
+        c(xb, wb, (1, 1), "VALID"),
+        c(xc, wc, (1, 1), ((1, 0), (0, 1)), rhs_dilation=(1, 2)),
+        c(xh, wh, (1, 1), "SAME"),
+        c(xh, wh, (1, 1), "SAME", preferred_element_type=np.float32),
+        c(x1, w1, (2,), ((1, 2),), lhs_dilation=(2,), dimension_numbers=("NWC", "WIO", "NWC")),
+        c(x3, w3, (1, 2, 1), "SAME", dimension_numbers=("NDHWC", "DHWIO", "NDHWC")),
+        c(xg, wg, (1, 1), "SAME", dimension_numbers=NHWC, feature_group_count=2),
+        c(xbg, wbg, (1, 1), "VALID", dimension_numbers=NHWC, batch_group_count=2),
+        c(x, w, (1, 1), ((3, 3), (0, 0)), rhs_dilation=(4, 1), dimension_numbers=NHWC,
+          preferred_element_type=np.float64),
+        c(x0, w0, (1, 1), "SAME", dimension_numbers=NHWC),                  # no features
+        c(x4, w4, (1, 2, 1, 1), ((1, 0), (0, 1), (1, 1), (-1, 0)),            # 4 spatial dims
+          rhs_dilation=(1, 1, 2, 1)),
+    ]
+
+
+def conv_args():
+    return (rand((2, 5, 6, 3), np.float32), rand((3, 2, 3, 4), np.float32),
+            rand((2, 3, 5, 4), np.float64), rand((4, 3, 2, 3), np.float64),
+            rand((2, 4, 4, 3), np.int8), rand((3, 3, 3, 2), np.int8),
+            rand((1, 2, 4, 4), np.bool_), rand((3, 2, 2, 2), np.bool_),
+            rand((1, 2, 4, 5), np.complex64), rand((2, 2, 2, 2), np.complex64),
+            rand((1, 2, 4, 4), np.float16), rand((3, 2, 3, 3), np.float16),
+            rand((2, 7, 3), np.float32), rand((3, 3, 2), np.float32),
+            rand((1, 3, 4, 4, 2), np.float32), rand((2, 3, 2, 2, 3), np.float32),
+            rand((2, 4, 4, 6), np.float32), rand((3, 3, 3, 4), np.float32),
+            rand((4, 4, 4, 3), np.float32), rand((2, 2, 3, 6), np.float32),
+            rand((2, 5, 6, 0), np.float32), rand((3, 2, 0, 4), np.float32),
+            rand((2, 3, 3, 4, 3, 3), np.float64), rand((2, 3, 2, 2, 2, 2), np.float64))
+
+
+def test_conv_general_dilated():
+    args = conv_args()
+    check_all(jit(convs)(*args), convs(*args))
+
+
+def layout_convs(x, w, xi, wi, xg, wg, xbg, wbg):
+    c = lax.conv_general_dilated
+    return [c(x, w, (1, 2), ((2, -1), (-1, 3)), lhs_dilation=(2, 1), rhs_dilation=(1, 2),
+              dimension_numbers=NHWC),
+            c(x, w, (1, 1), "SAME", dimension_numbers=NHWC) + 1,
+            c(xi, wi, (1, 1), "SAME", dimension_numbers=NHWC, preferred_element_type=np.int32),
+            c(xg, wg, (1, 1), "SAME", dimension_numbers=NHWC, feature_group_count=2),
+            c(xbg, wbg, (1, 1), "VALID", dimension_numbers=NHWC, batch_group_count=2)]
+
+
+def test_conv_layouts():
+    a = conv_args()
+    args = (a[0], a[1], a[4], a[5], a[16], a[17], a[18], a[19])
+    want = layout_convs(*args)
+    check_all(relaid(layout_convs, args)(*args), want)
+
+
+def test_conv_benchmark_shape():
+    """NHWC 32x32x32x16, 3x3 SAME to 32 channels (the CNN benchmark's conv)."""
+    x, w = rand((32, 32, 32, 16), np.float32), rand((3, 3, 16, 32), np.float32)
+
+    def f(x, w):
+        return lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=NHWC)
+    check(jit(f)(x, w), f(x, w))

@@ -1,0 +1,208 @@
+"""Compiled reductions (compile/kernels/reductions.py) against their reference
+semantics: reduce (variadic, non-commutative computations applied in the
+reference's order, captured scalars), the shortcut reductions and
+argmax/argmin (NaN and tie rules), for each dtype family, with inputs and
+every intermediate value re-laid out (reversed, permuted, tiled, repeated
+tiles, padded), and 16-bit floats.
+
+Numba compiles slowly, so each test jits one function holding many checks."""
+from __future__ import annotations
+
+import numpy as np
+
+import compile.kernels.reductions  # noqa: F401  (registers the lowerings)
+import primitives as lax
+from compile import jit
+from compile.jit import Lowered
+from tracer.core import AbstractValue, bf16_array
+from tracer.shapes import Layout, bf16_to_f32
+
+rng = np.random.default_rng(11)
+
+
+def rand(shape, dtype):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(max(info.min, -4), min(info.max, 4), shape).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def is_bf16(x):
+    shape = getattr(x, "xla_shape", None)
+    return type(x).__name__ == "BF16Array" or (
+        shape is not None and shape.element_type.short_name == "bf16")
+
+
+def values(x):
+    """Comparable values: bf16 words as f32."""
+    if is_bf16(x):
+        return bf16_to_f32(np.asarray(x).astype(np.uint16))
+    return np.asarray(x)
+
+
+def assert_close(got, want, where="", exact=False):
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.shape == w.shape, f"{where}: shape {g.shape} != {w.shape}"
+    assert g.dtype == w.dtype, f"{where}: dtype {g.dtype} != {w.dtype}"
+    if exact or (g.dtype.kind in "biu" and not is_bf16(want)):
+        np.testing.assert_array_equal(g, w, err_msg=where)
+    else:
+        rtol = 1e-2 if g.dtype.itemsize == 2 else 1e-5
+        np.testing.assert_allclose(values(got), values(want), rtol=rtol, atol=rtol,
+                                   equal_nan=True, err_msg=where)
+
+
+def assert_all_close(got, want, exact=False):
+    got, want = list(got), list(want)
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        if isinstance(w, (tuple, list)):
+            assert_all_close(g, w, exact)
+        else:
+            assert_close(g, w, f"result {i}", exact)
+
+
+def _permuted(av):
+    m2m = tuple(reversed(range(av.ndim)))
+    return Layout(m2m[1:2] + m2m[:1] + m2m[2:] if av.ndim >= 2 else m2m)
+
+
+LAYOUTS = [  # reversed, tiled, permuted, repeated tiles, padded
+    lambda av: Layout(tuple(range(av.ndim))),
+    lambda av: Layout(tuple(reversed(range(av.ndim))), tiles=((2, 2),)),
+    _permuted,
+    lambda av: Layout(tuple(range(av.ndim)), tiles=((2, 4), (2, 1))),
+    lambda av: Layout(tuple(reversed(range(av.ndim))),
+                      padded_dimensions=tuple(d + 2 for d in av.dimensions)),
+]
+
+
+def relaid(f, args, shift=0):
+    """``f`` compiled with its parameters and every intermediate value re-laid
+    out, cycling through LAYOUTS from ``shift``."""
+    lowered = jit(f).lower(*args)
+    graph = lowered.graph
+    vals = list(graph.in_vars) + [v for eq in graph.equations for v in eq.outputs]
+    k = shift
+    for v in vals:
+        if v.aval.shape.is_array and v.aval.ndim:
+            layout = LAYOUTS[k % len(LAYOUTS)](v.aval)
+            v.aval = AbstractValue(v.aval.shape.with_layout(layout), v.aval.weak_type)
+            k += 1
+    return Lowered(graph, lowered.out_shapes).compile()
+
+
+# --------------------------------------------------------------------------
+
+def shortcuts(xf, xi, xu, xb, xc, xd):
+    """Every shortcut reduction, every dtype family, several axis sets."""
+    out = []
+    for axes in ((0, 2), (1,)):
+        out += [lax.reduce_sum(xf, axes), lax.reduce_max(xf, axes), lax.reduce_min(xd, axes),
+                lax.reduce_prod(xi, axes), lax.reduce_and(xi, axes), lax.reduce_or(xu, axes),
+                lax.reduce_xor(xu, axes), lax.reduce_sum(xc, axes)]
+    out += [lax.reduce_max(xb, (1,)), lax.reduce_min(xb, (0, 2)), lax.reduce_sum(xb, (2,)),
+            lax.reduce_prod(xb, (0,)), lax.reduce_xor(xb, (1,)), lax.reduce_prod(xc, (2,)),
+            lax.reduce_max(xi, (0, 1, 2)), lax.reduce_min(xu, (2,)), lax.reduce_sum(xf, ())]
+    return out
+
+
+def arg_reductions(xf, xi, xu, xb, xc, xd):
+    """The first extreme index, the first NaN if any, along each axis."""
+    return [lax.argmax(xf, 0), lax.argmin(xf, 1, np.int64), lax.argmax(xf, 2),
+            lax.argmin(xd, 0), lax.argmax(xd, 2), lax.argmax(xi, 1), lax.argmin(xi, 2),
+            lax.argmin(xu, 0, np.uint8), lax.argmax(xb, 2)]
+
+
+def general_reduces(xf, xi, xu, xb, xc, xd):
+    """Reduce with computations that are neither commutative nor monoids, so
+    that the order of application shows; variadic; a captured scalar."""
+    scale = lax.reduce_max(xf, (0, 1, 2))  # captured by a computation
+    return [
+        lax.reduce(xf, np.float32(1), lambda a, x: a * 0.5 + x, (1,)),
+        lax.reduce(xi, np.int32(3), lambda a, x: a * 3 - x, (0, 2)),
+        lax.reduce(xu, np.uint8(7), lambda a, x: a * 5 + x, (0, 1, 2)),
+        lax.reduce((xf, xi), (np.float32(0), np.int32(0)),
+                   lambda a, x: (a[0] * 0.25 + x[0] * scale, a[1] * 2 + x[1]), (0, 2)),
+        lax.reduce(xc, np.complex64(1j), lambda a, x: a * (0.5 + 0.25j) + x, (2,)),
+        lax.reduce(xb, True, lambda a, x: lax.select(a, x, ~x), (1,)),
+        lax.reduce(xd, 0.0, lambda a, x: lax.max(a, x), (0,)),
+        lax.reduce(xf, np.float32(2), lax.add, (2,)),        # init not the identity
+        lax.reduce(xd, np.float64(0), lambda a, x: a - x, ()),
+    ]
+
+
+def relaid_ops(xf, xi, xu, xb, xc, xd):
+    """Each primitive once, for the re-laid-out runs."""
+    return [lax.reduce_sum(xf, (0, 2)), lax.reduce_max(xf, (1,)), lax.reduce_min(xi, (0,)),
+            lax.reduce_prod(xc, (2,)), lax.reduce_and(xb, (1, 2)), lax.reduce_or(xu, (0, 1)),
+            lax.reduce_xor(xi, (2,)), lax.argmax(xf, 0), lax.argmin(xd, 2),
+            lax.reduce(xi, np.int32(3), lambda a, x: a * 3 - x, (0, 2)),
+            lax.reduce((xf, xi), (np.float32(0), np.int32(0)),
+                       lambda a, x: (a[0] * 0.25 + x[0], a[1] * 2 + x[1]), (0, 2))]
+
+
+def args():
+    xf = rand((3, 4, 5), np.float32)
+    xf[1, 2, 3] = np.nan
+    xf[2, 0, :] = 1.0  # ties
+    xd = rand((3, 4, 5), np.float64)
+    xd[0, 1, 2] = -np.nan
+    xd[0, 3, 1] = np.nan
+    xi = rand((3, 4, 5), np.int32)
+    xu = rand((3, 4, 5), np.uint8)
+    xb = rand((3, 4, 5), np.bool_)
+    xc = rand((3, 4, 5), np.complex64)
+    return xf, xi, xu, xb, xc, xd
+
+
+def everything(*a):
+    return [shortcuts(*a), arg_reductions(*a), general_reduces(*a)]
+
+
+def test_reductions_default_layout():
+    a = args()
+    assert_all_close(jit(everything)(*a), everything(*a))
+
+
+def test_reductions_relaid():
+    """Inputs and results in reversed, tiled, permuted, repeated-tile and padded layouts."""
+    a = args()
+    assert_all_close(relaid(relaid_ops, a)(*a), relaid_ops(*a))
+
+
+def test_long_reductions_lanes():
+    """Float sums and maxima split into lanes (a long minor dimension, a
+    tail), in row- and column-major layouts; integer sums wrap."""
+    x = rand((6, 333), np.float32)
+    x[2, 100] = np.nan
+    xd = rand((333, 4), np.float64)
+    xi = rng.integers(-2 ** 31, 2 ** 31 - 1, (7, 300)).astype(np.int32)
+
+    def f(x, xt, xd, xi):
+        return [lax.reduce_sum(x, (1,)), lax.reduce_max(x, (1,)), lax.reduce_min(xt, (0, 1)),
+                lax.reduce_prod(x * 0 + 1.001, (1,)), lax.reduce_sum(xt, (1,)),
+                lax.reduce_sum(xd, (0,)), lax.reduce_max(xd, (0,)), lax.reduce_sum(xi, (1,)),
+                lax.argmax(xt, 1)]
+    a = (x, x, xd, xi)
+    assert_all_close(jit(f, in_layouts=(None, "{0,1}", "{0,1}", None))(*a), f(*a))
+
+
+def test_sixteen_bit_floats_and_empty():
+    h = rand((4, 150), np.float16)
+    h[1, 3] = np.nan
+    b = bf16_array(rand((4, 150), np.float32))
+    e = np.zeros((0, 3), np.float32)
+
+    def f(h, b, e):
+        return [lax.reduce_sum(h, (1,)), lax.reduce_sum(b, (0,)), lax.reduce_max(b, (1,)),
+                lax.reduce_prod(h, (0,)), lax.argmax(h, 1), lax.argmin(b, 0),
+                lax.reduce_sum(e, (0,)), lax.reduce_max(e, (1,)), lax.argmax(e, 1),
+                lax.reduce(e, np.float32(3), lambda a, x: a * x, (0,))]
+    got, want = jit(f, in_layouts=("{0,1}", None, None))(h, b, e), f(h, b, e)
+    assert_all_close(got, want)
