@@ -7,8 +7,8 @@ there; Numba keeps its compiled code in ``__pycache__`` beside it and a new
 process loads it instead of compiling.
 
 The cache directory is ``$NUMXLA_CACHE_DIR`` or ``~/.cache/numxla``, with a
-sub-directory per (numxla, Numba, llvmlite, Python, CPU) so that no entry is
-read by a build that did not write it.  It is created private to the user
+sub-directory per (numxla, Numba, llvmlite, Python, CPU, kernel helpers'
+source) so that no entry is read by a build that did not write it.  It is created private to the user
 (mode 0700).  Files are written to a temporary name and linked into place,
 so two processes filling the cache at once never see a partial file, and a
 file already present is never rewritten (which would change its timestamp
@@ -16,6 +16,7 @@ and invalidate Numba's index).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -34,6 +35,7 @@ _lock = threading.Lock()
 _modules: dict[str, ModuleType] = {}
 
 
+@functools.lru_cache(maxsize=1)
 def _build_key() -> str:
     import llvmlite
     import numba
@@ -42,8 +44,12 @@ def _build_key() -> str:
         cpu = binding.get_host_cpu_name()
     except Exception:  # pragma: no cover - depends on the LLVM build
         cpu = platform.machine()
+    # Compiled graphs embed the kernel helpers' code, which Numba's index does
+    # not track: a change to any of them must start a fresh cache.
+    kernels = Path(__file__).parent / "kernels"
+    helpers = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(kernels.glob("*.py"))))
     parts = (NUMXLA_VERSION, numba.__version__, llvmlite.__version__,
-             platform.python_version(), cpu, platform.machine())
+             platform.python_version(), cpu, platform.machine(), helpers.hexdigest())
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 

@@ -136,12 +136,14 @@ def _helper_imports() -> str:
     the scalar helpers generated code may call (``div_signed``, ``exp_f32``...)."""
     import pkgutil
     from numba.core.registry import CPUDispatcher
+    from numba.extending import _Intrinsic
     lines, seen = [], {}
     for info in sorted(pkgutil.iter_modules(kernels.__path__), key=lambda i: i.name):
         module = importlib.import_module(f"{kernels.__name__}.{info.name}")
-        names = sorted(n for n, v in vars(module).items()
-                       if isinstance(v, CPUDispatcher) and not n.startswith("_")
-                       and getattr(v, "__module__", None) == module.__name__)
+        exported = set(getattr(module, "__all__", ()))
+        names = sorted(n for n, v in vars(module).items() if not n.startswith("_") and (
+            (isinstance(v, CPUDispatcher) and getattr(v, "__module__", None) == module.__name__)
+            or (n in exported and isinstance(v, (_Intrinsic, int, float)))))
         for n in names:
             if n in seen:
                 raise RuntimeError(f"kernel helper {n} is defined in {seen[n]} and {info.name}")

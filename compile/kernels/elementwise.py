@@ -39,12 +39,7 @@ from tracer.shapes import PrimitiveType as PT
 
 from ..codegen import LoweringContext, ScalarExpr, dtype_name, lowerings, scalar_exprs
 
-__all__ = ["lower_elementwise", "raw_exprs", "result_type", "MODULE_IMPORTS"]
-
-# What generated modules must import for these expressions (the header of
-# ``compile.jit._module_source``).
-MODULE_IMPORTS = ("from compile.kernels.scalar import *  # noqa: F401,F403\n"
-                  "from compile.kernels.vecmath import *  # noqa: F401,F403\n")
+__all__ = ["lower_elementwise", "raw_exprs", "result_type"]
 
 _HALF = (PT.F16, PT.BF16)
 _COMPONENT = {PT.C64: PT.F32, PT.C128: PT.F64}

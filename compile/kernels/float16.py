@@ -34,12 +34,12 @@ def _f32_to_u32(typingctx, value):
     return sig, codegen
 
 
-@njit(inline="always", cache=True)
+@njit(cache=True)
 def bf16_to_f32(word):
     return _u32_to_f32(np.uint32(word) << np.uint32(16))
 
 
-@njit(inline="always", cache=True)
+@njit(cache=True)
 def f32_to_bf16(x):
     bits = _f32_to_u32(np.float32(x))
     nan = (bits & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
@@ -48,7 +48,7 @@ def f32_to_bf16(x):
     return np.uint16(quiet if nan else rounded)
 
 
-@njit(inline="always", cache=True)
+@njit(cache=True)
 def f16_to_f32(word):
     h = np.uint32(word)
     sign = (h & np.uint32(0x8000)) << np.uint32(16)
@@ -63,7 +63,7 @@ def f16_to_f32(word):
     return tiny if exponent == np.uint32(0) else value
 
 
-@njit(inline="always", cache=True)
+@njit(cache=True)
 def f32_to_f16(x):
     bits = _f32_to_u32(np.float32(x))
     sign = (bits >> np.uint32(16)) & np.uint32(0x8000)
