@@ -22,6 +22,7 @@ from tracer.graph import Equation, Graph, Literal, Var
 from tracer.printer import format_param
 from tracer.shapes import PrimitiveType, Shape
 
+from .fusion import fused_reads, plan_fusion
 from .layout_index import linear_index_expr, loop_order
 
 __all__ = ["lowerings", "scalar_exprs", "LoweringContext", "generate_source", "dtype_name",
@@ -92,6 +93,15 @@ class LoweringContext:
         self._names: dict[Var, str] = {}
         self._counter = 0
         self.aliases: dict[Var, Var] = {}  # value -> the value whose buffer it shares
+        self.fused: dict[Var, Equation] = {}  # values computed inside their consumers' loops
+        # Loops may take a fast path that is wrong for rare inputs (trig of
+        # huge arguments): ``guard`` names a counter such a loop increments
+        # for each of them; the equation is then emitted again with
+        # ``exact`` set, behind ``if guard != 0`` (see lower_equations).
+        self.guard: str | None = None
+        self.guard_used = False
+        self.exact = False
+        self._rerun_outputs: set[Var] = set()
 
     # -- names and lines ----------------------------------------------------------
     def fresh(self, prefix: str) -> str:
@@ -119,6 +129,8 @@ class LoweringContext:
     # -- buffers -----------------------------------------------------------------
     def alloc(self, var: Var, *, zero: bool = False) -> str:
         """Allocate the output buffer of ``var`` and return its name."""
+        if self.exact and var in self._rerun_outputs:  # the exact re-run: same buffer
+            return self._names[var]
         shape = var.aval.shape
         name = self.fresh("v")
         self._names[var] = name
@@ -136,6 +148,9 @@ class LoweringContext:
         """Source text for element ``index`` (logical) of ``atom``."""
         if isinstance(atom, Literal):
             return literal_text(atom.value, atom.aval.element_type)
+        producer = self.fused.get(atom)
+        if producer is not None:
+            return fused_reads[producer.primitive](self, producer, index)
         element = f"{self._names[atom]}[{linear_index_expr(atom.aval.shape, list(index))}]"
         half = _HALF.get(atom.aval.element_type)
         return f"{half[0]}({element})" if half else element
@@ -155,8 +170,22 @@ class LoweringContext:
         return name
 
     # -- sub-graphs ---------------------------------------------------------------
-    def lower_equations(self, equations: Sequence[Equation]) -> None:
+    def use_guard(self) -> str | None:
+        """The counter a fast loop path increments for inputs it gets wrong
+        (None: emit the exact code)."""
+        if self.exact or self.guard is None:
+            return None
+        self.guard_used = True
+        return self.guard
+
+    def lower_equations(self, equations: Sequence[Equation], results: Sequence[Var | Literal]
+                        ) -> None:
+        """Emit ``equations`` (of a graph whose outputs are ``results``), fusing
+        element-wise producers into their consumers' loops."""
+        self.fused.update(plan_fusion(equations, results))
         for eq in equations:
+            if len(eq.outputs) == 1 and eq.outputs[0] in self.fused:
+                continue  # emitted inside its consumers' loops
             if any(v.aval.shape.is_array and v.aval.shape.dynamic_dimensions
                    for v in (*eq.inputs, *eq.outputs)):
                 raise NotImplementedError(
@@ -166,7 +195,24 @@ class LoweringContext:
             if rule is None:
                 raise NotImplementedError(f"no Numba lowering registered for {eq.primitive.name}")
             self.emit(equation_comment(eq, self))
-            rule(self, eq)
+            self._lower_guarded(rule, eq)
+
+    def _lower_guarded(self, rule: Lowering, eq: Equation) -> None:
+        saved = self.guard, self.guard_used
+        self.guard, self.guard_used = self.fresh("nbig"), False
+        mark = len(self.lines)
+        self.emit(f"{self.guard} = 0")
+        rule(self, eq)
+        if not self.guard_used:
+            del self.lines[mark]
+        elif not self.exact:
+            with self.block(f"if {self.guard} != 0:"):
+                self.exact, self._rerun_outputs = True, set(eq.outputs)
+                try:
+                    rule(self, eq)
+                finally:
+                    self.exact, self._rerun_outputs = False, set()
+        self.guard, self.guard_used = saved
 
     def inline_graph(self, graph: Graph, inputs: Sequence[str]) -> list[str]:
         """Emit ``graph``'s equations here, its parameters bound to the buffers
@@ -176,7 +222,7 @@ class LoweringContext:
             self._names[var] = name
         for var, value in zip(graph.const_vars, graph.const_values):
             self.constant(var, value)
-        self.lower_equations(graph.equations)
+        self.lower_equations(graph.equations, graph.out_atoms)
         out = []
         for atom in graph.out_atoms:
             if isinstance(atom, Literal):  # a buffer holding the literal, in storage form
@@ -235,9 +281,10 @@ def equation_comment(eq: Equation, ctx: LoweringContext) -> str:
 
 
 def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str
-                    ) -> tuple[str, list[tuple[Var, Any]]]:
-    """The source of ``func_name(*inputs, *constants) -> tuple of buffers``, and
-    the constants (with their vars) to pass after the inputs, in order.
+                    ) -> tuple[str, list[tuple[Var, Any]], dict[Var, Equation]]:
+    """The source of ``func_name(*inputs, *constants) -> tuple of buffers``,
+    the constants (with their vars) to pass after the inputs, in order, and
+    the fused values (with the equations computing them in their consumers).
 
     ``out_shapes`` are the layouts the caller wants the results in.
     """
@@ -248,13 +295,13 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str
         params.append(f"a{i}")
     for v, value in zip(graph.const_vars, graph.const_values):
         ctx.constant(v, value)
-    ctx.lower_equations(graph.equations)
+    ctx.lower_equations(graph.equations, graph.out_atoms)
     results = [_emit_result(ctx, atom, shape) for atom, shape in zip(graph.out_atoms, out_shapes)]
     params += [f"c{i}" for i in range(len(ctx.constants))]
     body = "\n".join(ctx.lines) or "    pass"
     ret = ", ".join(results) + ("," if len(results) == 1 else "")
     return (f"def {func_name}({', '.join(params)}):\n{body}\n    return ({ret})\n",
-            ctx.constants)
+            ctx.constants, ctx.fused)
 
 
 def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str:

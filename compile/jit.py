@@ -20,12 +20,15 @@ import numpy as np
 from tracer import pytree
 from tracer.core import AbstractValue, Tracer, abstractify
 from tracer.graph import Graph
+from tracer.printer import graph_to_text
 from tracer.shapes import PrimitiveType, Shape
 from tracer.tracing import Signature, _argument_names, split_static, trace_with_signature
 
 from . import kernels  # noqa: F401  (registers the lowerings)
 from .cache import load_module
 from .codegen import generate_source
+from .fusion import fusion_roots
+from .layout_assignment import assign_layouts
 from .runtime import Array, as_layout, to_buffer
 
 __all__ = ["jit", "JittedFunction", "Lowered", "Compiled"]
@@ -37,10 +40,10 @@ class Compiled:
     """A graph compiled to one Numba function over physical buffers."""
 
     def __init__(self, graph: Graph, out_shapes: Sequence[Shape]):
-        self.graph = graph
+        self.graph = graph = assign_layouts(graph)
         self.out_shapes = tuple(out_shapes)
         func_name = f"{graph.name}_{next(_names)}"
-        body, constants = generate_source(graph, self.out_shapes, "graph_fn")
+        body, constants, self.fused = generate_source(graph, self.out_shapes, "graph_fn")
         self.source = _module_source(body)
         module = load_module(self.source)
         self._fn = module.graph_fn
@@ -65,8 +68,25 @@ class Compiled:
         return self.graph.out_tree.unflatten(self.call_flat(leaves))
 
     def as_text(self) -> str:
-        """The compiled graph as HLO-like text, with the layout of every value."""
-        return self.graph.as_text()
+        """The optimised graph as HLO-like text: the layout of every value that
+        has a buffer, and which ops are fused into which loops (fused values
+        have no buffer, hence no layout)."""
+        fused_into: dict = {}
+        for g in _graphs(self.graph):
+            for root, members in fusion_roots(self.fused, g.equations).items():
+                for eq in members:
+                    fused_into.setdefault(eq, []).append(root)
+        return graph_to_text(self.graph, fused_into)
+
+
+def _graphs(graph: Graph):
+    """``graph`` and every sub-graph of its equations' parameters."""
+    yield graph
+    for eq in graph.equations:
+        for value in eq.params.values():
+            for sub in (value if isinstance(value, (tuple, list)) else (value,)):
+                if isinstance(sub, Graph):
+                    yield from _graphs(sub)
 
 
 def _kernel_view(buffer: np.ndarray) -> np.ndarray:

@@ -20,11 +20,11 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .graph import Graph, Literal, Var
+from .graph import Equation, Graph, Literal, Var
 from .shapes import PrimitiveType, Shape
 
 __all__ = ["graph_to_text", "format_param"]
@@ -93,8 +93,14 @@ def _collect_subgraphs(graph: Graph, order: list[Graph], seen: set[int]) -> None
                     order.append(sub)
 
 
-def graph_to_text(graph: Graph) -> str:
-    """The HLO-like text of ``graph`` and of every sub-graph it holds."""
+def graph_to_text(graph: Graph,
+                  fused_into: Mapping[Equation, Sequence[Equation]] | None = None) -> str:
+    """The HLO-like text of ``graph`` and of every sub-graph it holds.
+
+    ``fused_into`` (from a compiler's fusion pass) maps an equation computed
+    inside other equations' loops to those: its line says so, and its
+    value is printed without a layout (it has no buffer).  The consumer's line
+    counts the ops its loops compute."""
     subgraphs: list[Graph] = []
     _collect_subgraphs(graph, subgraphs, {id(graph)})
     graph_names: dict[int, str] = {}
@@ -109,12 +115,20 @@ def graph_to_text(graph: Graph) -> str:
               f"{{{_shape_text(graph.in_avals)}->{_shape_text(graph.out_avals)}}}")
     blocks = [header]
     for sub in subgraphs:
-        blocks.append(_computation_text(sub, graph_names[id(sub)], graph_names, entry=False))
-    blocks.append(_computation_text(graph, f"%{graph.name}", graph_names, entry=True))
+        blocks.append(_computation_text(sub, graph_names[id(sub)], graph_names, fused_into or {},
+                                        entry=False))
+    blocks.append(_computation_text(graph, f"%{graph.name}", graph_names, fused_into or {},
+                                    entry=True))
     return "\n\n".join(blocks) + "\n"
 
 
-def _computation_text(graph: Graph, name: str, graph_names: dict[int, str], *, entry: bool) -> str:
+def _unlaid_text(shape: Shape) -> str:
+    """A shape's text without its layout (a value that has no buffer)."""
+    return str(Shape(shape.element_type, shape.dimensions)).split("{")[0]
+
+
+def _computation_text(graph: Graph, name: str, graph_names: dict[int, str],
+                      fused_into: Mapping[Equation, Sequence[Equation]], *, entry: bool) -> str:
     names: dict[Var, str] = {}
     taken: set[str] = set()
 
@@ -141,11 +155,23 @@ def _computation_text(graph: Graph, name: str, graph_names: dict[int, str], *, e
     def atom(a) -> str:
         return _literal_text(a) if isinstance(a, Literal) else f"%{names[a]}"
 
-    for count, eq in enumerate(graph.equations):
-        base = fresh(f"{eq.primitive.name}.{count}")
+    bases = [fresh(f"{eq.primitive.name}.{count}") for count, eq in enumerate(graph.equations)]
+    base_of = {eq: base for eq, base in zip(graph.equations, bases)}
+    members: dict[Equation, int] = {}
+    for eq in graph.equations:
+        for root in fused_into.get(eq, ()):
+            members[root] = members.get(root, 0) + 1
+    for eq, base in zip(graph.equations, bases):
+        note = ""
+        if eq in fused_into:
+            note = "  // fused into " + ", ".join(f"%{base_of[r]}" for r in fused_into[eq])
+        elif eq in members:
+            note = f"  // fusion: one loop nest computes this and {members[eq]} fused op(s)"
         if len(eq.outputs) == 1 and not eq.primitive.multiple_results:
             names[eq.outputs[0]] = base
             type_text = str(eq.outputs[0].aval.shape)
+            if eq in fused_into:
+                type_text = _unlaid_text(eq.outputs[0].aval.shape)
         else:
             for j, o in enumerate(eq.outputs):
                 names[o] = f"{base}#{j}"
@@ -153,7 +179,7 @@ def _computation_text(graph: Graph, name: str, graph_names: dict[int, str], *, e
         args = ", ".join(atom(a) for a in eq.inputs)
         attrs = "".join(f", {k}={format_param(v, graph_names)}"
                         for k, v in eq.params.items() if v is not None)
-        lines.append(f"  %{base} = {type_text} {eq.primitive.name}({args}){attrs}")
+        lines.append(f"  %{base} = {type_text} {eq.primitive.name}({args}){attrs}{note}")
 
     outs = ", ".join(atom(a) for a in graph.out_atoms)
     out_type = _shape_text(graph.out_avals)

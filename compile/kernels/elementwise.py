@@ -21,14 +21,16 @@ Conventions of the expressions:
   loop lowering leaves the rounding to ``ctx.write``.
 
 Every expression op is lowered by :func:`lower_elementwise`, one loop nest
-over the result.  ``sin``/``cos``/``tan`` of real types get a loop with the
-libm-free reduced kernels plus a rare fix-up pass for huge arguments;
+over the result, or fused into the loops of its consumers
+(:mod:`compile.fusion`).  ``sin``/``cos``/``tan`` of real types use the
+libm-free reduced kernels, and the loop runs again exactly when any
+argument was too large for them;
 ``bitcast_convert_type`` between types of different widths gets its own
 loop (a minor dimension added or removed).
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -38,8 +40,10 @@ from tracer.graph import Equation
 from tracer.shapes import PrimitiveType as PT
 
 from ..codegen import LoweringContext, ScalarExpr, dtype_name, lowerings, scalar_exprs
+from ..fusion import cheap_producers, fused_reads, fusion_consumers
+from ..layout_assignment import layout_rules, propagate_operand_layout
 
-__all__ = ["lower_elementwise", "raw_exprs", "result_type"]
+__all__ = ["lower_elementwise", "element_value", "raw_exprs", "result_type", "round_result"]
 
 _HALF = (PT.F16, PT.BF16)
 _COMPONENT = {PT.C64: PT.F32, PT.C128: PT.F64}
@@ -365,18 +369,23 @@ def result_type(prim, t: PT, params: dict) -> PT:
     return t
 
 
+def round_result(prim, t: PT, params: dict, text: str) -> str:
+    """``text`` (the raw value of ``prim`` on operands of type ``t``) rounded
+    to a 16-bit float result's format; other results unchanged."""
+    if prim in _EXACT:
+        return text
+    out = result_type(prim, t, params)
+    if out is PT.F16:
+        return f"round_to_f16({text})"
+    if out is PT.BF16:
+        return f"round_to_bf16({text})"
+    return text
+
+
 def _rounded(prim, raw: RawExpr) -> ScalarExpr:
     """``raw`` with 16-bit float results rounded to their format."""
     def expr(t: PT, params: dict, *operands: str) -> str:
-        text = raw(t, params, *operands)
-        if prim in _EXACT:
-            return text
-        out = result_type(prim, t, params)
-        if out is PT.F16:
-            return f"round_to_f16({text})"
-        if out is PT.BF16:
-            return f"round_to_bf16({text})"
-        return text
+        return round_result(prim, t, params, raw(t, params, *operands))
     return expr
 
 
@@ -395,49 +404,50 @@ def _alloc(ctx: LoweringContext, var) -> str:
     return ctx.alloc(var, zero=shape.physical_size != shape.size)
 
 
-def _operands(ctx: LoweringContext, eq: Equation, idx: list[str]) -> list[str]:
+def _operands(ctx: LoweringContext, eq: Equation, idx: Sequence[str]) -> list[str]:
     # rank-0 operands (select's predicate, clamp's bounds) are read at index ()
     return [ctx.read(atom, idx if atom.aval.ndim else []) for atom in eq.inputs]
+
+
+_TRIG = {ew.sin_p: "sin", ew.cos_p: "cos", ew.tan_p: "tan"}
+
+
+def element_value(ctx: LoweringContext, eq: Equation, operands: Sequence[str], *,
+                  rounded: bool) -> str:
+    """The value of one element of ``eq``'s result from its operands' values:
+    16-bit float results rounded to their format when ``rounded`` (a fused
+    value), else left to ``ctx.write``.  Real sin/cos/tan take the libm-free
+    reduced kernels (which vectorise) and count the finite arguments beyond
+    their bound in the loop's guard; the loop is then run again exactly."""
+    t = eq.inputs[-1].aval.element_type
+    trig = _TRIG.get(eq.primitive)
+    guard = ctx.use_guard() if trig and not t.is_complex else None
+    if guard is None:
+        table = scalar_exprs if rounded else raw_exprs
+        return table[eq.primitive](t, eq.params, *operands)
+    suffix = "f64" if t is PT.F64 else "f32"
+    x = ctx.fresh("x")
+    ctx.emit(f"{x} = {operands[0]}")
+    ctx.emit(f"{guard} += np.int64(trig_needs_libm_{suffix}({x}))")
+    text = f"{dtype_name(t)}({trig}_{suffix}_reduced({x}))"
+    return round_result(eq.primitive, t, eq.params, text) if rounded else text
 
 
 def lower_elementwise(ctx: LoweringContext, eq: Equation) -> None:
     """One loop nest over the result, innermost on its most-minor dimension."""
     (out,) = eq.outputs
     _alloc(ctx, out)
-    operand_type = eq.inputs[-1].aval.element_type
-    raw = raw_exprs[eq.primitive]
     with ctx.loops(out.aval.shape) as idx:
-        ctx.write(out, idx, raw(operand_type, eq.params, *_operands(ctx, eq, idx)))
+        ctx.write(out, idx, element_value(ctx, eq, _operands(ctx, eq, idx), rounded=False))
 
 
-_TRIG = {ew.sin_p: "sin", ew.cos_p: "cos", ew.tan_p: "tan"}
-
-
-def lower_trig(ctx: LoweringContext, eq: Equation) -> None:
-    """sin/cos/tan of real types: the libm-free reduced kernels (which
-    vectorise), counting the finite arguments beyond their bound, then a
-    fix-up pass with libm for those (rare)."""
-    t = eq.inputs[0].aval.element_type
-    if t.is_complex:
-        return lower_elementwise(ctx, eq)
-    (out,) = eq.outputs
-    (x,) = eq.inputs
-    _alloc(ctx, out)
-    fn, suffix = _TRIG[eq.primitive], "f64" if t is PT.F64 else "f32"
-    T = dtype_name(t)
-    count = ctx.fresh("nbig")
-    ctx.emit(f"{count} = 0")
-    with ctx.loops(out.aval.shape) as idx:
-        value = ctx.fresh("x")
-        ctx.emit(f"{value} = {ctx.read(x, idx)}")
-        ctx.write(out, idx, f"{T}({fn}_{suffix}_reduced({value}))")
-        ctx.emit(f"{count} += np.int64(trig_needs_libm_{suffix}({value}))")
-    with ctx.block(f"if {count} != 0:"):
-        with ctx.loops(out.aval.shape) as idx:
-            value = ctx.fresh("x")
-            ctx.emit(f"{value} = {ctx.read(x, idx)}")
-            with ctx.block(f"if trig_needs_libm_{suffix}({value}):"):
-                ctx.write(out, idx, f"{T}(math.{fn}(np.float64({value})))")
+def fused_element(ctx: LoweringContext, eq: Equation, idx: Sequence[str]) -> str:
+    """Element ``idx`` of a fused element-wise value, computed in place (a
+    temporary of the consumer's loop body)."""
+    value = element_value(ctx, eq, _operands(ctx, eq, idx), rounded=True)
+    name = ctx.fresh("f")
+    ctx.emit(f"{name} = {value}")
+    return name
 
 
 def lower_bitcast_convert(ctx: LoweringContext, eq: Equation) -> None:
@@ -521,6 +531,12 @@ def _widening_bitcast(ctx, x, out, src: PT, dst: PT) -> None:
 
 for _prim in raw_exprs:
     lowerings[_prim] = lower_elementwise
-for _prim in _TRIG:
-    lowerings[_prim] = lower_trig
+    fusion_consumers.add(_prim)
+    if _prim is not ewb.bitcast_convert_type_p:  # may change the width: not one element
+        fused_reads[_prim] = fused_element
 lowerings[ewb.bitcast_convert_type_p] = lower_bitcast_convert
+for _prim in raw_exprs.keys() - {ewb.bitcast_convert_type_p}:
+    layout_rules[_prim] = propagate_operand_layout
+cheap_producers.update({ew.add_p, ew.sub_p, ew.mul_p, ew.neg_p, ew.abs_p, ew.max_p, ew.min_p,
+                        ew.select_p, ew.compare_p, ew.clamp_p, ew.convert_element_type_p,
+                        ew.and_p, ew.or_p, ew.not_p, ew.real_p, ew.imag_p})

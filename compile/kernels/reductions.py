@@ -42,6 +42,7 @@ from tracer.graph import Equation, Literal, Var
 from tracer.shapes import PrimitiveType as PT, Shape
 
 from ..codegen import LoweringContext, dtype_name, literal_text, lowerings
+from ..fusion import fusion_consumers
 from ..layout_index import loop_order
 
 __all__ = ["loops_in_order", "scratch_buffer", "cast", "read_scalar", "identity_text",
@@ -212,6 +213,7 @@ def _lower_shortcut(name: str):
 
 for _name, _prim in red.SHORTCUT_PRIMITIVES.items():
     lowerings[_prim] = _lower_shortcut(_name)
+    fusion_consumers.add(_prim)  # each operand element is read once: producers fuse in
 
 
 # --------------------------------------------------------------------------
@@ -325,3 +327,4 @@ def _lower_reduce(ctx: LoweringContext, eq: Equation) -> None:
 
 
 lowerings[red.reduce_p] = _lower_reduce
+fusion_consumers.add(red.reduce_p)

@@ -21,6 +21,8 @@ from tracer.graph import Equation, Literal, Var
 from tracer.shapes import PrimitiveType, Shape
 
 from ..codegen import LoweringContext, dtype_name, literal_text, lowerings
+from ..fusion import cheap_producers, fused_reads
+from ..layout_assignment import layout_rules, transpose_layout
 from ..layout_index import linear_index_expr, loop_order
 
 __all__ = ["box_loops", "remap_loops", "alloc", "copy_value", "index_as_int64", "affine",
@@ -197,8 +199,13 @@ def _lower_broadcast_in_dim(ctx: LoweringContext, eq: Equation) -> None:
 
 
 def _lower_transpose(ctx: LoweringContext, eq: Equation) -> None:
+    """A bitcast when the result's layout is the operand's physical order
+    (layout assignment arranges it); otherwise a copy, blocked by remap_loops."""
     (x,), (out,) = eq.inputs, eq.outputs
     perm = eq.params["permutation"]
+    if isinstance(x, Var) and transpose_layout(eq, [x.aval.shape]) == out.aval.shape.layout:
+        ctx.alias(out, x)
+        return
     alloc(ctx, out)
     src_minor = perm.index(_minor(x.aval.shape)) if isinstance(x, Var) and perm else None
     with remap_loops(ctx, out.aval.shape, src_minor) as idx:
@@ -413,3 +420,31 @@ lowerings.update({
     shape_ops.get_dimension_size_p: _lower_get_dimension_size,
     shape_ops.set_dimension_size_p: _lower_set_dimension_size,
 })
+
+
+# -- fused forms: index remapping inside a consumer's loop ---------------------------------
+
+def _fused_broadcast(ctx: LoweringContext, eq: Equation, idx: Sequence[str]) -> str:
+    return ctx.read(eq.inputs[0], idx[len(eq.params["sizes"]):])
+
+
+def _fused_broadcast_in_dim(ctx: LoweringContext, eq: Equation, idx: Sequence[str]) -> str:
+    (x,) = eq.inputs
+    dims = eq.params["broadcast_dimensions"]
+    return ctx.read(x, ["0" if x.aval.dimensions[i] == 1 else idx[d] for i, d in enumerate(dims)])
+
+
+def _fused_iota(ctx: LoweringContext, eq: Equation, idx: Sequence[str]) -> str:
+    t = eq.outputs[0].aval.element_type
+    value = f"{dtype_name(t)}({idx[eq.params['dimension']]})"
+    rounding = {PrimitiveType.F16: "round_to_f16", PrimitiveType.BF16: "round_to_bf16"}.get(t)
+    return f"{rounding}({value})" if rounding else value
+
+
+fused_reads.update({
+    shape_ops.broadcast_p: _fused_broadcast,
+    shape_ops.broadcast_in_dim_p: _fused_broadcast_in_dim,
+    shape_ops.iota_p: _fused_iota,
+})
+layout_rules[shape_ops.transpose_p] = transpose_layout
+cheap_producers.update({shape_ops.broadcast_p, shape_ops.broadcast_in_dim_p, shape_ops.iota_p})
