@@ -316,7 +316,7 @@ def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str
         name = ctx.alloc(out, zero=bool(shape.layout.padded_dimensions or shape.layout.tiles))
         if shape.layout.padding_value not in (None, 0):
             ctx.emit(f"{name}[:] = {literal_text(shape.layout.padding_value, shape.element_type)}")
-        if isinstance(atom, Var) and atom.aval.shape != shape:
+        if isinstance(atom, Var):
             from .kernels.shape_ops import copy_value  # blocked loops; 16-bit words kept
             copy_value(ctx, atom, out)
         else:
