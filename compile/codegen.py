@@ -13,7 +13,8 @@ its code as a comment.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, Sequence
+import re
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -102,6 +103,7 @@ class LoweringContext:
         self.guard_used = False
         self.exact = False
         self._rerun_outputs: set[Var] = set()
+        self.parallel = False  # some loop is a prange: compile with parallel=True
 
     # -- names and lines ----------------------------------------------------------
     def fresh(self, prefix: str) -> str:
@@ -259,15 +261,42 @@ class LoweringContext:
         return [text(a) for a in graph.out_atoms]
 
     @contextlib.contextmanager
-    def loops(self, shape: Shape, prefix: str = "i") -> Iterator[list[str]]:
+    def loops(self, shape: Shape, prefix: str = "i", *, may_parallelise: bool = False
+              ) -> Iterator[list[str]]:
         """Loops over every logical index of ``shape``, innermost on its most-minor
-        physical dimension; yields the index variable of each logical dimension."""
+        physical dimension; yields the index variable of each logical dimension.
+
+        ``may_parallelise``: the iterations are independent (each writes its
+        own elements; scalar ``+=`` reductions allowed), so the outermost loop
+        becomes a ``prange`` when the body is worth two threads
+        (:func:`worth_threads`)."""
         rank = len(shape.dimensions)
         index = [f"{prefix}{d}" for d in range(rank)]
+        header = len(self.lines)
         with contextlib.ExitStack() as stack:
             for d in loop_order(shape):
                 stack.enter_context(self.block(f"for {index[d]} in range({shape.dimensions[d]}):"))
             yield index
+        order = loop_order(shape)
+        if may_parallelise and order and shape.dimensions[order[0]] > 1 and \
+                worth_threads(shape.size, self.lines[header + 1:]):
+            self.lines[header] = self.lines[header].replace(" in range(", " in prange(", 1)
+            self.parallel = True
+
+
+# Threads pay for loops with much work per element (measured on 2 cores:
+# a parallel copy is slower than a serial one; a transcendental chain over
+# 4M elements is not), and cost compile time (parallel=True).
+PARALLEL_MIN_WORK = 1 << 23
+_EXPENSIVE_CALL = re.compile(r"\b\w+_f(?:32|64)(?:_reduced)?\(")
+
+
+def worth_threads(elements: int, body: Sequence[str]) -> bool:
+    """Whether a loop nest of ``elements`` iterations running ``body`` (source
+    lines) is worth splitting across threads: elements times the vectorised
+    math calls per element."""
+    calls = sum(len(_EXPENSIVE_CALL.findall(line)) for line in body)
+    return calls > 0 and elements * calls >= PARALLEL_MIN_WORK
 
 
 def default_shape(shape: Shape) -> Shape:
@@ -280,14 +309,16 @@ def equation_comment(eq: Equation, ctx: LoweringContext) -> str:
     return f"# {outs} = {eq.primitive.name}({params})"
 
 
-def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str
-                    ) -> tuple[str, list[tuple[Var, Any]], dict[Var, Equation]]:
-    """The source of ``func_name(*inputs, *constants) -> tuple of buffers``,
-    the constants (with their vars) to pass after the inputs, in order, and
-    the fused values (with the equations computing them in their consumers).
+class GeneratedCode(NamedTuple):
+    source: str                          # def func_name(*inputs, *constants) -> tuple
+    constants: list[tuple[Var, Any]]     # (var, value) to pass after the inputs, in order
+    fused: dict[Var, Equation]           # values computed inside their consumers' loops
+    parallel: bool                       # some loop is a prange
 
-    ``out_shapes`` are the layouts the caller wants the results in.
-    """
+
+def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str) -> GeneratedCode:
+    """The function computing ``graph``, its results in the layouts of
+    ``out_shapes`` (what the caller wants)."""
     ctx = LoweringContext(graph)
     params = []
     for i, v in enumerate(graph.in_vars):
@@ -300,8 +331,8 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str
     params += [f"c{i}" for i in range(len(ctx.constants))]
     body = "\n".join(ctx.lines) or "    pass"
     ret = ", ".join(results) + ("," if len(results) == 1 else "")
-    return (f"def {func_name}({', '.join(params)}):\n{body}\n    return ({ret})\n",
-            ctx.constants, ctx.fused)
+    return GeneratedCode(f"def {func_name}({', '.join(params)}):\n{body}\n    return ({ret})\n",
+                         ctx.constants, ctx.fused, ctx.parallel)
 
 
 def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str:

@@ -437,7 +437,7 @@ def lower_elementwise(ctx: LoweringContext, eq: Equation) -> None:
     """One loop nest over the result, innermost on its most-minor dimension."""
     (out,) = eq.outputs
     _alloc(ctx, out)
-    with ctx.loops(out.aval.shape) as idx:
+    with ctx.loops(out.aval.shape, may_parallelise=True) as idx:
         ctx.write(out, idx, element_value(ctx, eq, _operands(ctx, eq, idx), rounded=False))
 
 

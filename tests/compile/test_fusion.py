@@ -142,3 +142,15 @@ def test_transpose_becomes_a_bitcast_and_elementwise_results_follow_operand_layo
     a, b = (np.asarray(r) for r in compiled(*args))
     np.testing.assert_allclose(a, x.T @ (np.exp(y) + 1).T, rtol=1e-5)
     np.testing.assert_allclose(b, (np.exp(y) + 1) @ x, rtol=1e-5)
+
+
+def test_heavy_fused_loops_run_on_threads_and_match_the_serial_reference():
+    x = rng.standard_normal(1 << 21).astype(np.float32) * 3
+    x[12345] = 1e30                     # past the fast trig bound: the exact re-run, in prange
+    compiled = jit(chain).lower(x).compile()
+    assert "in prange(" in compiled.source and "parallel=True" in compiled.source
+    got = np.asarray(compiled(x))
+    expected = np.asarray(chain(x))
+    np.testing.assert_allclose(got, expected, rtol=5e-6, atol=1e-6)
+    small = jit(chain).lower(x[:1000]).compile()      # too little work for threads
+    assert "prange(" not in small.source.split("def graph_fn")[1]

@@ -11,6 +11,7 @@ Numba compiles slowly, so each test jits one function holding many checks."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import compile.kernels.dot_conv  # noqa: F401  (registers the lowerings)
 import primitives as lax
@@ -150,6 +151,63 @@ def test_dot_general_layouts():
     check_all(colmajor(*args), want)
 
 
+def strided_dots(q, k, t, u, s, r, c1, c2, f, v):
+    return [
+        lax.dot_general(q, k, (((3,), (3,)), ((0, 2), (0, 2)))),   # batch dimensions amid
+        lax.dot_general(t, u, (((0, 2), (0, 1)), ((), ()))),        # K that does not fold
+        lax.dot_general(s, r, (((1,), (0,)), ((), ()))),            # M that does not fold
+        lax.dot_general(c1, c2, MATMUL),
+        lax.dot_general(v, f, (((0,), (0,)), ((), ()))),            # vector-matrix (gemv)
+        lax.dot_general(f, v, (((0,), (0,)), ((), ()))),            # matrix^T-vector
+        lax.dot_general(v, v, (((0,), (0,)), ((), ()))),            # inner product
+    ]
+
+
+def strided_dot_args():
+    return (rand((2, 5, 3, 4), np.float32), rand((2, 6, 3, 4), np.float32),
+            rand((3, 20, 16), np.float32), rand((3, 16, 20), np.float32),
+            rand((4, 20, 16), np.float32), rand((20, 16), np.float32),
+            rand((4, 3), np.complex64), rand((3, 5), np.complex64),
+            rand((4, 6), np.float64), rand((4,), np.float64))
+
+
+def test_dot_general_strided_operands():
+    """Operands and results go to BLAS in their own buffers, whatever the strides:
+    no packed copies, loops over the dimensions that do not fold into one."""
+    args = strided_dot_args()
+    want = strided_dots(*args)
+    f = jit(strided_dots)
+    check_all(f(*args), want)
+    source = f.lower(*args).compile().source
+    assert "pack" not in source and "prod" not in source, source
+    assert "1.0" in source  # the K loop accumulates
+    for shift in (0, 2, 4):  # column-major, permuted, padded, tiled (packed) and mixed
+        check_all(relaid(strided_dots, args, shift=shift)(*args), want)
+    colmajor = jit(strided_dots, in_layouts=("{0,1,2,3}", "{3,2,1,0}", "{0,1,2}", "{1,0,2}",
+                                             "{0,2,1}", "{0,1}", "{0,1}", "{0,1}", "{0,1}",
+                                             None))
+    check_all(colmajor(*args), want)
+
+
+def test_dot_blas_strides_and_bounds():
+    from compile.kernels.blas import dot_blas
+    a, b = rand((40,), np.float64), rand((60,), np.float64)
+    A = np.array([[a[1 + 3 * i + 2 * p] for p in range(4)] for i in range(3)])
+    B = np.array([[b[2 + 5 * p + 3 * j] for j in range(2)] for p in range(4)])
+    for crs, ccs in ((2, 1), (1, 3), (4, 2)):  # row-major, column-major, neither (a loop)
+        c = np.full(20, 7.0)
+        dot_blas(a, 1, 3, 2, b, 2, 5, 3, c, 1, crs, ccs, 3, 2, 4, 0.0)
+        got = np.array([[c[1 + crs * i + ccs * j] for j in range(2)] for i in range(3)])
+        np.testing.assert_allclose(got, A @ B)
+        dot_blas(a, 1, 3, 2, b, 2, 5, 3, c, 1, crs, ccs, 3, 2, 4, 1.0)
+        got = np.array([[c[1 + crs * i + ccs * j] for j in range(2)] for i in range(3)])
+        np.testing.assert_allclose(got, 2 * A @ B)
+        written = [1 + crs * i + ccs * j for i in range(3) for j in range(2)]
+        assert (np.delete(c, written) == 7).all()  # nothing else touched
+    with pytest.raises(IndexError):
+        dot_blas(a, 1, 3, 2, b, 2, 5, 3, np.zeros(6), 1, 2, 1, 3, 2, 4, 0.0)
+
+
 def test_bf16_computes_in_f32():
     # (the reference semantics take bf16 words for values; compare with f32 math)
     a, b = bf16_array(rand((3, 4), np.float32)), bf16_array(rand((4, 5), np.float32))
@@ -236,6 +294,40 @@ def test_conv_layouts():
     args = (a[0], a[1], a[4], a[5], a[16], a[17], a[18], a[19])
     want = layout_convs(*args)
     check_all(relaid(layout_convs, args)(*args), want)
+
+
+def strided_convs(x, w1, xn, wn1, xg, wg1, xbg, wbg1, xn3, wn3, xi, wi):
+    c = lax.conv_general_dilated
+    return [
+        c(x, w1, (1, 1), "VALID", dimension_numbers=NHWC),                 # pointwise: x as is
+        c(xn, wn1, (1, 1), "VALID"),                                          # pointwise NCHW
+        c(xg, wg1, (1, 1), "VALID", dimension_numbers=NHWC, feature_group_count=2),
+        c(xbg, wbg1, (1, 1), "VALID", dimension_numbers=NHWC, batch_group_count=2),
+        c(xn3, wn3, (1, 1), "SAME"),                      # NCHW result written column-major
+        c(x, w1, (1, 1), ((0, -1), (1, 0)), dimension_numbers=NHWC),       # 1x1, not pointwise
+        c(xi, wi, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NCHW")),
+    ]
+
+
+def strided_conv_args():
+    return (rand((2, 5, 6, 3), np.float32), rand((1, 1, 3, 4), np.float32),
+            rand((2, 3, 5, 4), np.float64), rand((4, 3, 1, 1), np.float64),
+            rand((2, 4, 4, 6), np.float32), rand((1, 1, 3, 4), np.float32),
+            rand((4, 4, 4, 3), np.float32), rand((1, 1, 3, 6), np.float32),
+            rand((3, 2, 6, 5), np.complex64), rand((4, 2, 3, 3), np.complex64),
+            rand((2, 4, 4, 3), np.int32), rand((3, 3, 3, 2), np.int32))
+
+
+def test_conv_strided_operands():
+    """Pointwise convolutions multiply the input rows in place; inputs with the
+    features most minor are read, and results with features or positions at unit
+    stride written, through their strides (padded, permuted, NCHW)."""
+    args = strided_conv_args()
+    want = strided_convs(*args)
+    f = jit(strided_convs)
+    check_all(f(*args), want)
+    for shift in (0, 3, 4):
+        check_all(relaid(strided_convs, args, shift=shift)(*args), want)
 
 
 def test_conv_benchmark_shape():

@@ -1,0 +1,208 @@
+"""BLAS products on strided matrices inside 1-D buffers.
+
+:func:`dot_blas` multiplies matrices that sit in 1-D buffers at any offset and
+with any element strides: each one is passed to BLAS ``xgemm`` (or ``xgemv``
+for a matrix-vector product) as it is, column- or row-major with its leading
+dimension, so that no operand or result has to be copied into a scratch
+matrix first.  BLAS is SciPy's (``scipy.linalg.cython_blas``), reached through
+the ``numba_xxgemm`` and ``numba_xxgemv`` wrappers of Numba's helper library,
+which ``np.dot`` inside Numba uses too: calls name the symbol, so compiled
+functions stay cacheable on disk.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array
+from numba.np.linalg import ensure_blas, get_blas_kind
+
+__all__ = ["dot_blas"]
+
+_BLAS_TYPES = (types.float32, types.float64, types.complex64, types.complex128)
+_INT_MAX = 2 ** 31 - 1  # BLAS sizes and leading dimensions are C ints
+
+
+def _pointer(context, builder, aty, aval, offty, off):
+    """``&a[off]`` as ``i8*``."""
+    arr = make_array(aty)(context, builder, aval)
+    off = context.cast(builder, off, offty, types.intp)
+    return builder.bitcast(builder.gep(arr.data, [off]), cgutils.voidptr_t)
+
+
+def _char(context, builder, ty, val):
+    """An integer argument as a C ``char``."""
+    return builder.trunc(context.cast(builder, val, ty, types.intp), ir.IntType(8))
+
+
+def _scalar_slot(context, builder, ty, val, dtype):
+    """A stack slot holding ``val`` converted to ``dtype``, as ``i8*``."""
+    slot = cgutils.alloca_once_value(builder, context.cast(builder, val, ty, dtype))
+    return builder.bitcast(slot, cgutils.voidptr_t)
+
+
+@intrinsic
+def _xgemm(typingctx, transa, transb, m, n, k, a, ao, lda, b, bo, ldb, beta, c, co, ldc):
+    """BLAS ``c[co:] = a[ao:] @ b[bo:] + beta * c[co:]`` (column-major, Fortran
+    conventions: ``transa``/``transb`` are ``ord('N')`` or ``ord('T')``).
+    Returns 0, or -1 when BLAS is unavailable."""
+    arrays = (a, b, c)
+    if not all(isinstance(x, types.Array) for x in arrays) or c.dtype not in _BLAS_TYPES or \
+            a.dtype != c.dtype or b.dtype != c.dtype:
+        return None
+    dtype = c.dtype
+    sig = types.int32(transa, transb, m, n, k, a, ao, lda, b, bo, ldb, beta, c, co, ldc)
+
+    def codegen(context, builder, sig, args):
+        ensure_blas()
+        t = sig.args
+        intp = context.get_value_type(types.intp)
+        vp = cgutils.voidptr_t
+        i8 = ir.IntType(8)
+        fnty = ir.FunctionType(ir.IntType(32), [i8, i8, i8, intp, intp, intp, vp, vp, intp, vp,
+                                                intp, vp, vp, intp])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "numba_xxgemm")
+        size = [context.cast(builder, args[i], t[i], types.intp) for i in (2, 3, 4, 7, 10, 14)]
+        alpha = _scalar_slot(context, builder, types.float64,
+                             context.get_constant(types.float64, 1.0), dtype)
+        return builder.call(fn, [
+            ir.Constant(i8, ord(get_blas_kind(dtype))),
+            _char(context, builder, t[0], args[0]), _char(context, builder, t[1], args[1]),
+            size[0], size[1], size[2], alpha,
+            _pointer(context, builder, t[5], args[5], t[6], args[6]), size[3],
+            _pointer(context, builder, t[8], args[8], t[9], args[9]), size[4],
+            _scalar_slot(context, builder, t[11], args[11], dtype),
+            _pointer(context, builder, t[12], args[12], t[13], args[13]), size[5]])
+    return sig, codegen
+
+
+@intrinsic
+def _xgemv(typingctx, trans, m, n, a, ao, lda, x, xo, beta, y, yo):
+    """BLAS ``y[yo:] = op(a[ao:]) @ x[xo:] + beta * y[yo:]`` with unit increments
+    (``a`` column-major ``m x n``).  Returns 0, or -1 when BLAS is unavailable."""
+    if not all(isinstance(v, types.Array) for v in (a, x, y)) or y.dtype not in _BLAS_TYPES or \
+            a.dtype != y.dtype or x.dtype != y.dtype:
+        return None
+    dtype = y.dtype
+    sig = types.int32(trans, m, n, a, ao, lda, x, xo, beta, y, yo)
+
+    def codegen(context, builder, sig, args):
+        ensure_blas()
+        t = sig.args
+        intp = context.get_value_type(types.intp)
+        vp = cgutils.voidptr_t
+        i8 = ir.IntType(8)
+        fnty = ir.FunctionType(ir.IntType(32), [i8, i8, intp, intp, vp, vp, intp, vp, vp, vp])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "numba_xxgemv")
+        size = [context.cast(builder, args[i], t[i], types.intp) for i in (1, 2, 5)]
+        alpha = _scalar_slot(context, builder, types.float64,
+                             context.get_constant(types.float64, 1.0), dtype)
+        return builder.call(fn, [
+            ir.Constant(i8, ord(get_blas_kind(dtype))), _char(context, builder, t[0], args[0]),
+            size[0], size[1], alpha,
+            _pointer(context, builder, t[3], args[3], t[4], args[4]), size[2],
+            _pointer(context, builder, t[6], args[6], t[7], args[7]),
+            _scalar_slot(context, builder, t[8], args[8], dtype),
+            _pointer(context, builder, t[9], args[9], t[10], args[10])])
+    return sig, codegen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _col_major_ld(r, c, sr, sc):
+    """The leading dimension of an ``r x c`` matrix with element strides
+    ``(sr, sc)`` read as a column-major BLAS matrix, or 0 when it is not one."""
+    if r != 1 and sr != 1:
+        return 0
+    if c == 1:
+        return max(r, 1)
+    return sc if sc >= max(r, 1) else 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _last(o, r, c, sr, sc):
+    """The buffer position of the last element of a strided ``r x c`` matrix."""
+    return o + (r - 1) * sr + (c - 1) * sc
+
+
+@njit(cache=True, nogil=True)
+def _dot_loop(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta):
+    for i in range(m):
+        for j in range(n):
+            ci = co + i * crs + j * ccs
+            s = c[ci] * beta if beta != 0 else c.dtype.type(0)
+            for p in range(k):
+                s += a[ao + i * ars + p * acs] * b[bo + p * brs + j * bcs]
+            c[ci] = s
+
+
+@njit(cache=True, nogil=True)
+def dot_blas(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta):
+    """``C = A @ B + beta * C`` for strided matrices in 1-D buffers (float or
+    complex, one type): ``A[i, p] = a[ao + i * ars + p * acs]`` (``m x k``),
+    ``B[p, j] = b[bo + p * brs + j * bcs]`` (``k x n``), ``C[i, j] = c[co + i *
+    crs + j * ccs]`` (``m x n``); strides are >= 0.  ``beta`` is 0 (C is only
+    written) or 1 (C accumulates).  Each matrix goes to BLAS as it is when one of
+    its strides is 1 (a matrix-vector product to gemv when its vectors are
+    contiguous); other strides take a plain loop.  Raises IndexError rather
+    than touch anything outside the buffers."""
+    if m <= 0 or n <= 0:
+        return
+    if k <= 0:
+        for i in range(m):
+            for j in range(n):
+                c[co + i * crs + j * ccs] = c[co + i * crs + j * ccs] * beta if beta != 0 else 0
+        return
+    if min(ao, bo, co, ars, acs, brs, bcs, crs, ccs) < 0 or \
+            _last(ao, m, k, ars, acs) >= a.size or _last(bo, k, n, brs, bcs) >= b.size or \
+            _last(co, m, n, crs, ccs) >= c.size:
+        raise IndexError("dot_blas: a matrix lies outside its buffer")
+    if max(m, n, k) > _INT_MAX:
+        _dot_loop(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta)
+        return
+    N, T = 78, 84  # ord('N'), ord('T')
+    res = 1
+    if n == 1 and (m == 1 or crs == 1) and (k == 1 or brs == 1):
+        # c[:, 0] = A @ b[:, 0]
+        lda = _col_major_ld(m, k, ars, acs)
+        if 0 < lda <= _INT_MAX:
+            res = _xgemv(N, m, k, a, ao, lda, b, bo, beta, c, co)
+        else:
+            lda = _col_major_ld(k, m, acs, ars)
+            if 0 < lda <= _INT_MAX:
+                res = _xgemv(T, k, m, a, ao, lda, b, bo, beta, c, co)
+    elif m == 1 and (n == 1 or ccs == 1) and (k == 1 or acs == 1):
+        # c[0, :] = B^T @ a[0, :]
+        ldb = _col_major_ld(k, n, brs, bcs)
+        if 0 < ldb <= _INT_MAX:
+            res = _xgemv(T, k, n, b, bo, ldb, a, ao, beta, c, co)
+        else:
+            ldb = _col_major_ld(n, k, bcs, brs)
+            if 0 < ldb <= _INT_MAX:
+                res = _xgemv(N, n, k, b, bo, ldb, a, ao, beta, c, co)
+    if res == 1:
+        ldc = _col_major_ld(m, n, crs, ccs)
+        if 0 < ldc <= _INT_MAX:  # C = op(A) op(B), column-major
+            lda, ta = _col_major_ld(m, k, ars, acs), N
+            if lda == 0:
+                lda, ta = _col_major_ld(k, m, acs, ars), T
+            ldb, tb = _col_major_ld(k, n, brs, bcs), N
+            if ldb == 0:
+                ldb, tb = _col_major_ld(n, k, bcs, brs), T
+            if 0 < lda <= _INT_MAX and 0 < ldb <= _INT_MAX:
+                res = _xgemm(ta, tb, m, n, k, a, ao, lda, b, bo, ldb, beta, c, co, ldc)
+        else:
+            ldc = _col_major_ld(n, m, ccs, crs)
+            if 0 < ldc <= _INT_MAX:  # C^T = op(B^T) op(A^T), column-major
+                ldb, tb = _col_major_ld(n, k, bcs, brs), N
+                if ldb == 0:
+                    ldb, tb = _col_major_ld(k, n, brs, bcs), T
+                lda, ta = _col_major_ld(k, m, acs, ars), N
+                if lda == 0:
+                    lda, ta = _col_major_ld(m, k, ars, acs), T
+                if 0 < lda <= _INT_MAX and 0 < ldb <= _INT_MAX:
+                    res = _xgemm(tb, ta, n, m, k, b, bo, ldb, a, ao, lda, beta, c, co, ldc)
+    if res == 1:
+        _dot_loop(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta)
+    elif res != 0:
+        raise RuntimeError("dot_blas: BLAS (scipy.linalg.cython_blas) is unavailable")
