@@ -15,9 +15,10 @@ Rules, per primitive, in two tables filled by the kernel modules:
 
 * :data:`fused_reads` — how to compute one element of the producer's result
   as source text, given its index (the producers that may be fused);
-* :data:`fusion_consumers` — the primitives whose lowering reads every
-  operand element through ``ctx.read`` once per use (the ops a producer may
-  be fused into).
+* :data:`fusion_consumers` — the primitives whose lowering reads its
+  operands' elements only through ``ctx.read`` (the ops a producer may be
+  fused into); those of :data:`rereading_consumers` may read an element
+  several times (overlapping windows) and take only cheap producers.
 
 A value is fused when every consumer is a fusion consumer, it is not a
 result of its graph, and either it has one use or its whole expression is
@@ -35,12 +36,16 @@ from tracer.graph import Atom, Equation, Var
 if TYPE_CHECKING:
     from .codegen import LoweringContext
 
-__all__ = ["fused_reads", "fusion_consumers", "cheap_producers", "plan_fusion"]
+__all__ = ["fused_reads", "fusion_consumers", "cheap_producers", "rereading_consumers",
+           "plan_fusion", "fusion_roots"]
 
 FusedRead = Callable[["LoweringContext", Equation, Sequence[str]], str]
 fused_reads: dict[Primitive, FusedRead] = {}
 fusion_consumers: set[Primitive] = set()
 cheap_producers: set[Primitive] = set()
+# consumers that may read an operand element more than once (overlapping
+# windows): only cheap producers are fused into them
+rereading_consumers: set[Primitive] = set()
 
 
 def plan_fusion(equations: Sequence[Equation], results: Sequence[Atom]) -> dict[Var, Equation]:
@@ -67,7 +72,7 @@ def plan_fusion(equations: Sequence[Equation], results: Sequence[Atom]) -> dict[
             continue
         is_cheap = eq.primitive in cheap_producers and all(
             cheap.get(a, True) for a in eq.inputs if isinstance(a, Var) and a in fused)
-        if len(uses) > 1 and not is_cheap:
+        if not is_cheap and (len(uses) > 1 or uses[0].primitive in rereading_consumers):
             continue
         fused[var] = eq
         cheap[var] = is_cheap
