@@ -140,9 +140,14 @@ def _fmt_time(t: float | None) -> str:
 
 
 def _row(row) -> str:
+    from benchmarks.workloads import TARGETS
     name, ours, jax_t, numpy_t = row
     ratio = lambda other: "—" if other is None else f"{ours / other:.2f}x"
+    target = TARGETS.get(name)
+    verdict = "" if jax_t is None or target is None else (
+        " ✓" if ours / jax_t <= target else " ✗")
     return (f"| {name} | {_fmt_time(ours)} | {_fmt_time(jax_t)} | {ratio(jax_t)} | "
+            f"{'—' if target is None else f'≤ {target}x'}{verdict} | "
             f"{_fmt_time(numpy_t)} | {ratio(numpy_t)} |")
 
 
@@ -156,16 +161,17 @@ def main() -> None:
     args = parser.parse_args()
     pin_threads(args.threads)
     print(f"threads: {args.threads}; medians of up to {args.repeats} runs after 3 warm-up calls")
-    print("| workload | numxla | JAX jit | numxla/JAX | NumPy | numxla/NumPy |")
-    print("|---|---|---|---|---|---|")
+    print("| workload | numxla | JAX jit | numxla/JAX | target | NumPy | numxla/NumPy |")
+    print("|---|---|---|---|---|---|---|")
     rows = run_workloads(args)
     if not args.no_compile and (not args.only or args.only in "compile"):
         rows += run_compile(args)
     if args.json:
         import json
         import platform
-        records = [{"workload": name, "numxla_s": ours, "jax_s": jax_t, "numpy_s": numpy_t}
-                   for name, ours, jax_t, numpy_t in rows]
+        from benchmarks.workloads import TARGETS
+        records = [{"workload": name, "numxla_s": ours, "jax_s": jax_t, "numpy_s": numpy_t,
+                    "target": TARGETS.get(name)} for name, ours, jax_t, numpy_t in rows]
         Path(args.json).write_text(json.dumps(
             {"threads": args.threads, "machine": platform.processor() or platform.machine(),
              "rows": records}, indent=1) + "\n")

@@ -111,3 +111,16 @@ WORKLOADS = [
     Workload("CNN forward 32x32x32x16", cnn_forward, lambda: (cnn_params(), _f32(32, 32, 32, 16)), numpy=False),
     Workload("call overhead x*2+1 (8)", call_overhead, lambda: (_f32(8),)),
 ]
+
+# Issue 4's targets: the most numxla time / JAX time may be, per workload.
+TARGETS = {
+    "elementwise 4M f32": 0.35,
+    "row sums 2048^2 row-major": 1.5, "col sums 2048^2 row-major": 1.5,
+    "row sums 2048^2 col-major": 1.5, "col sums 2048^2 col-major": 1.5,
+    "matmul 1024^2 f32": 1.1,
+    "MLP forward 256x784": 1.0,
+    "CNN forward 32x32x32x16": 1.2,
+    "call overhead x*2+1 (8)": 1.0,
+    "compile MLP forward, cold cache": 3.0,
+    "compile MLP forward, warm cache": 0.5,   # against JAX's cold compile
+}

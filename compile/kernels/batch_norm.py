@@ -8,8 +8,10 @@ within their rounding).  Each pass walks the operand in its physical order
 through ``ctx.read``, indexing the per-feature accumulators by the
 ``feature_index`` coordinate, so any layout and any feature dimension work.
 
-* training: pass 1 sums ``x`` (mean), pass 2 sums ``(x - mean)^2`` (biased
-  variance), pass 3 writes ``scale * (x - mean) / sqrt(var + eps) + offset``.
+* training: f32 and 16-bit floats: pass 1 sums ``d = x - x0`` and ``d^2``
+  (``x0`` a per-feature shift, see :func:`_shifted_moments`); f64: pass 1
+  sums ``x`` (mean), pass 2 sums ``(x - mean)^2`` (biased variance); the last
+  pass writes ``scale * (x - mean) / sqrt(var + eps) + offset``.
 * inference: one pass with the given mean and variance.
 * grad: pass 1 sums ``dy``, ``dy * (x - mean)`` and ``dy * (x - mean) /
   sqrt(var + eps)``; pass 2 writes ``scale / sqrt(var + eps) * (dy - d - c *
@@ -69,8 +71,26 @@ def _lower_training(ctx: LoweringContext, eq: Equation) -> None:
     dims = x.aval.dimensions
     features = dims[fi]
     count = math.prod(d for i, d in enumerate(dims) if i != fi)
-    s1, s2 = _zeros(ctx, features, "bsum"), _zeros(ctx, features, "bsq")
     mean, var, sd = ctx.fresh("bmean"), ctx.fresh("bvar"), ctx.fresh("bsd")
+    if t is PrimitiveType.F64:
+        _two_pass_moments(ctx, x, fi, features, count, work, mean, var)
+    else:
+        _shifted_moments(ctx, x, fi, features, count, work, mean, var)
+    f = ctx.fresh("f")
+    ctx.emit(f"{sd} = np.empty({features}, {work})")
+    with ctx.block(f"for {f} in range({features}):"):
+        ctx.emit(f"{sd}[{f}] = np.sqrt({var}[{f}] + {_const(eps, x.aval.element_type)})")
+    _normalize(ctx, x, y, fi, _per_feature(ctx, scale, features, work, "bscale"),
+               _per_feature(ctx, offset, features, work, "boff"), mean, sd, work)
+    _store_per_feature(ctx, mean_out, mean, features, work)
+    _store_per_feature(ctx, var_out, var, features, work)
+
+
+def _two_pass_moments(ctx: LoweringContext, x, fi: int, features: int, count: int, work: str,
+                      mean: str, var: str) -> None:
+    """f64: sum ``x`` (mean), then sum ``(x - mean)^2`` (biased variance)."""
+    t = x.aval.element_type
+    s1, s2 = _zeros(ctx, features, "bsum"), _zeros(ctx, features, "bsq")
     with ctx.loops(x.aval.shape) as idx:
         ctx.emit(f"{s1}[{idx[fi]}] += {ctx.read(x, idx)}")
     f = ctx.fresh("f")
@@ -83,14 +103,47 @@ def _lower_training(ctx: LoweringContext, eq: Equation) -> None:
         ctx.emit(f"{d} = {work}({ctx.read(x, idx)}) - {mean}[{idx[fi]}]")
         ctx.emit(f"{s2}[{idx[fi]}] += {d} * {d}")
     ctx.emit(f"{var} = np.empty({features}, {work})")
-    ctx.emit(f"{sd} = np.empty({features}, {work})")
     with ctx.block(f"for {f} in range({features}):"):
         ctx.emit(f"{var}[{f}] = {work}({s2}[{f}]) / {n}")
-        ctx.emit(f"{sd}[{f}] = np.sqrt({var}[{f}] + {_const(eps, x.aval.element_type)})")
-    _normalize(ctx, x, y, fi, _per_feature(ctx, scale, features, work, "bscale"),
-               _per_feature(ctx, offset, features, work, "boff"), mean, sd, work)
-    _store_per_feature(ctx, mean_out, mean, features, work)
-    _store_per_feature(ctx, var_out, var, features, work)
+
+
+def _shifted_moments(ctx: LoweringContext, x, fi: int, features: int, count: int, work: str,
+                     mean: str, var: str) -> None:
+    """f32 and 16-bit floats: one pass summing ``d = x - x0`` and ``d^2`` in f64
+    (``x0``: the feature's first element, 0 if not finite), so the variance
+    ``sum(d^2)/N - mean(d)^2`` cancels at most a factor N (``(x0 - mean)^2 <=
+    N var``): exact to ~N f64 ulps, far inside f32 rounding.  The reference's
+    variance is taken about the *rounded* mean ``m``: ``(mean - m)^2`` is added.
+    Loads stay in the physical order, the f64 arithmetic vectorises."""
+    shift, s1, s2 = ctx.fresh("bx0"), _zeros(ctx, features, "bsum"), _zeros(ctx, features, "bsq")
+    f = ctx.fresh("f")
+    ctx.emit(f"{shift} = np.zeros({features}, np.float64)")
+    if count:
+        first = ["0"] * x.aval.ndim
+        first[fi] = f
+        with ctx.block(f"for {f} in range({features}):"):
+            v = ctx.fresh("x0")
+            ctx.emit(f"{v} = np.float64({ctx.read(x, first)})")
+            with ctx.block(f"if np.isfinite({v}):"):
+                ctx.emit(f"{shift}[{f}] = {v}")
+    with ctx.loops(x.aval.shape) as idx:
+        d, k = ctx.fresh("dev"), idx[fi]
+        ctx.emit(f"{d} = np.float64({ctx.read(x, idx)}) - {shift}[{k}]")
+        ctx.emit(f"{s1}[{k}] += {d}")
+        ctx.emit(f"{s2}[{k}] += {d} * {d}")
+    n = literal_text(count, PrimitiveType.F64)
+    dm, m64, v64, bias = (ctx.fresh(p) for p in ("dm", "m64", "v64", "bias"))
+    ctx.emit(f"{mean} = np.empty({features}, {work})")
+    ctx.emit(f"{var} = np.empty({features}, {work})")
+    with ctx.block(f"for {f} in range({features}):"):
+        ctx.emit(f"{dm} = {s1}[{f}] / {n}")
+        ctx.emit(f"{m64} = {shift}[{f}] + {dm}")
+        ctx.emit(f"{mean}[{f}] = {work}({m64})")
+        ctx.emit(f"{v64} = {s2}[{f}] / {n} - {dm} * {dm}")
+        with ctx.block(f"if {v64} < 0.0:"):  # rounding; NaN passes through
+            ctx.emit(f"{v64} = 0.0")
+        ctx.emit(f"{bias} = {m64} - np.float64({mean}[{f}])")
+        ctx.emit(f"{var}[{f}] = {work}({v64} + {bias} * {bias})")
 
 
 def _normalize(ctx: LoweringContext, x, y, fi: int, scale: str, offset: str, mean: str, sd: str,

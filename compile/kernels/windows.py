@@ -32,6 +32,7 @@ from tracer.graph import Equation, Var
 from tracer.shapes import PrimitiveType as PT, Shape
 
 from ..codegen import LoweringContext, lowerings
+from ..fusion import fusion_consumers, rereading_consumers
 from ..layout_index import loop_order
 from .reductions import (HALF_TYPES, cast, identity_text, loops_in_order, monoid_text,
                          read_scalar, scratch_buffer)
@@ -243,3 +244,16 @@ def _lower_select_and_scatter_add(ctx: LoweringContext, eq: Equation) -> None:
 
 lowerings[win.select_and_scatter_p] = _lower_select_and_scatter
 lowerings[win.select_and_scatter_add_p] = _lower_select_and_scatter_add
+
+
+# --------------------------------------------------------------------------
+# Fusion: every lowering above reads its operands only through ``ctx.read``
+# (only at real, in-bounds elements: padding and holes are skipped first), so
+# producers fuse into them (a relu into its max pool); windows may overlap,
+# so only cheap producers (see compile/fusion.py).
+# --------------------------------------------------------------------------
+
+_WINDOW_PRIMITIVES = {win.reduce_window_p, *win.SHORTCUT_WINDOW_PRIMITIVES.values(),
+                      win.select_and_scatter_p, win.select_and_scatter_add_p}
+fusion_consumers.update(_WINDOW_PRIMITIVES)
+rereading_consumers.update(_WINDOW_PRIMITIVES)
