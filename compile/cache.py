@@ -46,7 +46,8 @@ import threading
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["cache_dir", "load_module", "load_cached_overloads", "NUMXLA_VERSION"]
+__all__ = ["cache_dir", "load_module", "load_cached_overloads", "load_cached_overload",
+           "NUMXLA_VERSION"]
 
 NUMXLA_VERSION = "0.1.0"
 
@@ -66,7 +67,8 @@ def _build_key() -> str:
     # Compiled graphs embed the kernel helpers' code, which Numba's index does
     # not track: a change to any of them must start a fresh cache.
     kernels = Path(__file__).parent / "kernels"
-    helpers = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(kernels.glob("*.py"))))
+    sources = sorted(kernels.glob("*.py")) + [Path(__file__).parent / "extern.py"]
+    helpers = hashlib.sha256(b"".join(p.read_bytes() for p in sources))
     parts = (NUMXLA_VERSION, numba.__version__, llvmlite.__version__,
              platform.python_version(), cpu, platform.machine(), helpers.hexdigest())
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
@@ -118,6 +120,9 @@ def load_module(source: str) -> ModuleType:
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
+            # helpers the code calls through a symbol: registered before it is linked
+            from .extern import ensure_for_source
+            ensure_for_source(source)
         except Exception:
             sys.modules.pop(name, None)
             raise
@@ -132,7 +137,7 @@ def load_module(source: str) -> ModuleType:
 
 # Calls in generated code that reach BLAS through Numba's helpers
 # (``np.dot``, ``dot_blas``, ``conv_blas``).
-_BLAS_MARKERS = ("np.dot(", "blas(")
+_BLAS_MARKERS = ("np.dot(", "blas(", "dot_blas_")
 
 
 def _preload_blas(source: str, compiling: bool) -> None:
@@ -166,7 +171,26 @@ def load_cached_overloads(dispatcher) -> int:
         return 0
 
 
-def _load_overloads(dispatcher, cache) -> int:
+def load_cached_overload(dispatcher, args) -> bool:
+    """:func:`load_cached_overloads` for the one signature ``args`` (a tuple of
+    argument types): whether it is now loaded."""
+    try:
+        from numba.core.caching import FunctionCache
+        from numba.core.dispatcher import Dispatcher
+    except ImportError:  # pragma: no cover
+        return False
+    if not isinstance(dispatcher, Dispatcher):
+        return False
+    cache = getattr(dispatcher, "_cache", None)
+    if not isinstance(cache, FunctionCache) or not getattr(cache, "_enabled", False):
+        return False
+    try:
+        return _load_overloads(dispatcher, cache, only=tuple(args)) > 0
+    except Exception:
+        return False
+
+
+def _load_overloads(dispatcher, cache, only=None) -> int:
     from numba.core.compiler_lock import global_compiler_lock
     from numba.core.runtime import nrt
     index = cache._cache_file._load_index()  # {} when missing or stale
@@ -178,10 +202,12 @@ def _load_overloads(dispatcher, cache) -> int:
     with global_compiler_lock:
         for key, data_name in index.items():
             sig = key[0]
+            args = tuple(getattr(sig, "args", sig))
+            if only is not None and args != only:
+                continue
             # the key Numba would look up for sig: same bytecode, same CPU and options
             if cache._index_key(sig, codegen) != key:
                 continue
-            args = tuple(getattr(sig, "args", sig))
             if args in dispatcher.overloads:
                 continue
             try:

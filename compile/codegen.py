@@ -136,7 +136,7 @@ class LoweringContext:
         shape = var.aval.shape
         name = self.fresh("v")
         self._names[var] = name
-        fill = "np.zeros" if zero else "np.empty"
+        fill = "zeros_buf" if zero else "empty_buf"
         self.emit(f"{name} = {fill}({shape.physical_size}, "
                   f"{storage_dtype_name(shape.element_type)})")
         return name

@@ -43,7 +43,7 @@ def _const(value: float, t: PrimitiveType) -> str:
 def _per_feature(ctx: LoweringContext, atom, features: int, work: str, prefix: str) -> str:
     """A work-type array of a per-feature operand (read through its layout)."""
     name, f = ctx.fresh(prefix), ctx.fresh("f")
-    ctx.emit(f"{name} = np.empty({features}, {work})")
+    ctx.emit(f"{name} = empty_buf({features}, {work})")
     with ctx.block(f"for {f} in range({features}):"):
         ctx.emit(f"{name}[{f}] = {work}({ctx.read(atom, [f])})")
     return name
@@ -58,7 +58,7 @@ def _store_per_feature(ctx: LoweringContext, var, values: str, features: int, wo
 
 def _zeros(ctx: LoweringContext, features: int, prefix: str) -> str:
     name = ctx.fresh(prefix)
-    ctx.emit(f"{name} = np.zeros({features}, np.float64)")
+    ctx.emit(f"{name} = zeros_buf({features}, np.float64)")
     return name
 
 
@@ -77,7 +77,7 @@ def _lower_training(ctx: LoweringContext, eq: Equation) -> None:
     else:
         _shifted_moments(ctx, x, fi, features, count, work, mean, var)
     f = ctx.fresh("f")
-    ctx.emit(f"{sd} = np.empty({features}, {work})")
+    ctx.emit(f"{sd} = empty_buf({features}, {work})")
     with ctx.block(f"for {f} in range({features}):"):
         ctx.emit(f"{sd}[{f}] = np.sqrt({var}[{f}] + {_const(eps, x.aval.element_type)})")
     _normalize(ctx, x, y, fi, _per_feature(ctx, scale, features, work, "bscale"),
@@ -95,14 +95,14 @@ def _two_pass_moments(ctx: LoweringContext, x, fi: int, features: int, count: in
         ctx.emit(f"{s1}[{idx[fi]}] += {ctx.read(x, idx)}")
     f = ctx.fresh("f")
     n = _const(count, t)
-    ctx.emit(f"{mean} = np.empty({features}, {work})")
+    ctx.emit(f"{mean} = empty_buf({features}, {work})")
     with ctx.block(f"for {f} in range({features}):"):
         ctx.emit(f"{mean}[{f}] = {work}({s1}[{f}]) / {n}")
     with ctx.loops(x.aval.shape) as idx:
         d = ctx.fresh("dev")
         ctx.emit(f"{d} = {work}({ctx.read(x, idx)}) - {mean}[{idx[fi]}]")
         ctx.emit(f"{s2}[{idx[fi]}] += {d} * {d}")
-    ctx.emit(f"{var} = np.empty({features}, {work})")
+    ctx.emit(f"{var} = empty_buf({features}, {work})")
     with ctx.block(f"for {f} in range({features}):"):
         ctx.emit(f"{var}[{f}] = {work}({s2}[{f}]) / {n}")
 
@@ -117,7 +117,7 @@ def _shifted_moments(ctx: LoweringContext, x, fi: int, features: int, count: int
     Loads stay in the physical order, the f64 arithmetic vectorises."""
     shift, s1, s2 = ctx.fresh("bx0"), _zeros(ctx, features, "bsum"), _zeros(ctx, features, "bsq")
     f = ctx.fresh("f")
-    ctx.emit(f"{shift} = np.zeros({features}, np.float64)")
+    ctx.emit(f"{shift} = zeros_buf({features}, np.float64)")
     if count:
         first = ["0"] * x.aval.ndim
         first[fi] = f
@@ -133,8 +133,8 @@ def _shifted_moments(ctx: LoweringContext, x, fi: int, features: int, count: int
         ctx.emit(f"{s2}[{k}] += {d} * {d}")
     n = literal_text(count, PrimitiveType.F64)
     dm, m64, v64, bias = (ctx.fresh(p) for p in ("dm", "m64", "v64", "bias"))
-    ctx.emit(f"{mean} = np.empty({features}, {work})")
-    ctx.emit(f"{var} = np.empty({features}, {work})")
+    ctx.emit(f"{mean} = empty_buf({features}, {work})")
+    ctx.emit(f"{var} = empty_buf({features}, {work})")
     with ctx.block(f"for {f} in range({features}):"):
         ctx.emit(f"{dm} = {s1}[{f}] / {n}")
         ctx.emit(f"{m64} = {shift}[{f}] + {dm}")
@@ -164,7 +164,7 @@ def _lower_inference(ctx: LoweringContext, eq: Equation) -> None:
     features = x.aval.dimensions[fi]
     var = _per_feature(ctx, variance, features, work, "bvar")
     sd, f = ctx.fresh("bsd"), ctx.fresh("f")
-    ctx.emit(f"{sd} = np.empty({features}, {work})")
+    ctx.emit(f"{sd} = empty_buf({features}, {work})")
     with ctx.block(f"for {f} in range({features}):"):
         ctx.emit(f"{sd}[{f}] = np.sqrt({var}[{f}] + {_const(eps, x.aval.element_type)})")
     _normalize(ctx, x, y, fi, _per_feature(ctx, scale, features, work, "bscale"),
@@ -185,7 +185,7 @@ def _lower_grad(ctx: LoweringContext, eq: Equation) -> None:
     mean = _per_feature(ctx, mean_in, features, work, "bmean")
     var_eps = _per_feature(ctx, variance, features, work, "bve")
     sd, f = ctx.fresh("bsd"), ctx.fresh("f")
-    ctx.emit(f"{sd} = np.empty({features}, {work})")
+    ctx.emit(f"{sd} = empty_buf({features}, {work})")
     with ctx.block(f"for {f} in range({features}):"):
         ctx.emit(f"{var_eps}[{f}] = {var_eps}[{f}] + {_const(eps, x.aval.element_type)}")
         ctx.emit(f"{sd}[{f}] = np.sqrt({var_eps}[{f}])")
@@ -201,7 +201,7 @@ def _lower_grad(ctx: LoweringContext, eq: Equation) -> None:
         ctx.emit(f"{s_dys}[{k}] += {p} / {sd}[{k}]")
     cf, df, kf = ctx.fresh("bc"), ctx.fresh("bd"), ctx.fresh("bk")
     for name in (cf, df, kf):
-        ctx.emit(f"{name} = np.empty({features}, {work})")
+        ctx.emit(f"{name} = empty_buf({features}, {work})")
     scale_w = _per_feature(ctx, scale, features, work, "bscale")
     with ctx.block(f"for {f} in range({features}):"):
         ctx.emit(f"{cf}[{f}] = {work}({s_dyc}[{f}]) / {n} / {var_eps}[{f}]")

@@ -18,7 +18,7 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array
 from numba.np.linalg import ensure_blas, get_blas_kind
 
-__all__ = ["dot_blas"]
+__all__ = ["dot_blas", "dot_blas_f32", "dot_blas_f64", "dot_blas_c64", "dot_blas_c128"]
 
 _BLAS_TYPES = (types.float32, types.float64, types.complex64, types.complex128)
 _INT_MAX = 2 ** 31 - 1  # BLAS sizes and leading dimensions are C ints
@@ -206,3 +206,27 @@ def dot_blas(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta):
         _dot_loop(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta)
     elif res != 0:
         raise RuntimeError("dot_blas: BLAS (scipy.linalg.cython_blas) is unavailable")
+
+
+@njit(cache=True, nogil=True)
+def _dot_blas_entry(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta):
+    """:func:`dot_blas` as its own cached function, whose on-disk index holds
+    only the entry signatures (quick to load)."""
+    dot_blas(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta)
+
+
+def _dot_entry(suffix: str, dtype):
+    """:func:`dot_blas` for C-contiguous ``dtype`` buffers, int64 offsets, strides
+    and sizes and a float64 ``beta``, called through a symbol
+    (:mod:`compile.extern`): generated code calls this rather than linking its
+    own copy of :func:`dot_blas`."""
+    from ..extern import Entry
+    arr, i = types.Array(dtype, 1, "C"), types.int64
+    sig = (arr, i, i, i, arr, i, i, i, arr, i, i, i, i, i, i, types.float64)
+    return Entry(f"dot_blas_{suffix}", _dot_blas_entry, sig, outputs=(8,)).make_intrinsic()
+
+
+dot_blas_f32 = _dot_entry("f32", types.float32)
+dot_blas_f64 = _dot_entry("f64", types.float64)
+dot_blas_c64 = _dot_entry("c64", types.complex64)
+dot_blas_c128 = _dot_entry("c128", types.complex128)

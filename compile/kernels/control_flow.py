@@ -50,7 +50,7 @@ Atom = Var | Literal
 def token_buffer(ctx: LoweringContext) -> str:
     """A fresh token: a 1-element bool buffer (tokens carry no data, only order)."""
     name = ctx.fresh("tok")
-    ctx.emit(f"{name} = np.zeros(1, np.bool_)")
+    ctx.emit(f"{name} = zeros_buf(1, np.bool_)")
     return name
 
 

@@ -57,9 +57,15 @@ from tracer.graph import Equation, Literal, Var
 from tracer.shapes import PrimitiveType
 
 from ..codegen import LoweringContext, dtype_name, lowerings
+from .alloc import empty_buf, zeros_buf  # noqa: F401  (generated code calls them)
 from .blas import dot_blas
 
 __all__ = ["matmul_loop", "conv_blas", "conv_loop"]
+
+# Generated code calls dot_blas through its pre-compiled entry for the type
+# (:mod:`compile.extern`), not a copy linked into the graph.
+_DOT_ENTRY = {np.dtype(np.float32): "dot_blas_f32", np.dtype(np.float64): "dot_blas_f64",
+              np.dtype(np.complex64): "dot_blas_c64", np.dtype(np.complex128): "dot_blas_c128"}
 
 # Bytes of im2col patch matrix per chunk: enough rows for BLAS to run at
 # speed, few enough to stay in the L1/L2 cache between being gathered and
@@ -235,7 +241,7 @@ def _pack(ctx: LoweringContext, x: Var | Literal, order: tuple[int, ...], acc: n
     """A copy of ``x`` in type ``acc``, row-major over its logical dimensions in ``order``."""
     dims = x.aval.dimensions
     name = ctx.fresh("pack")
-    ctx.emit(f"{name} = np.empty({math.prod(dims)}, {_np_text(acc)})")
+    ctx.emit(f"{name} = empty_buf({math.prod(dims)}, {_np_text(acc)})")
     with ctx.loops(x.aval.shape) as idx:
         ctx.emit(f"{name}[{_flat(idx, dims, order)}] = {_np_text(acc)}({ctx.read(x, idx)})")
     return name
@@ -289,7 +295,7 @@ def _lower_dot_general(ctx: LoweringContext, eq: Equation) -> None:
     b = _pack(ctx, rhs, rhs_pack_order, acc) if pack_r else ctx.name(rhs)
     if temp_o:
         c = ctx.fresh("prod")
-        ctx.emit(f"{c} = np.empty({nb * m * n}, {_np_text(acc)})")
+        ctx.emit(f"{c} = empty_buf({nb * m * n}, {_np_text(acc)})")
     else:
         c = name
     loops, (bm, bn, bk), (ars, acs), (brs, bcs), (crs, ccs) = plan
@@ -306,7 +312,7 @@ def _lower_dot_general(ctx: LoweringContext, eq: Equation) -> None:
                 k_vars.append(v)
         ao, bo, co = (" + ".join(off) or "0" for off in offsets)
         beta = f"0.0 if {' + '.join(k_vars)} == 0 else 1.0" if k_vars else "0.0"
-        ctx.emit(f"dot_blas({a}, {ao}, {ars}, {acs}, {b}, {bo}, {brs}, {bcs}, {c}, {co}, "
+        ctx.emit(f"{_DOT_ENTRY[acc]}({a}, {ao}, {ars}, {acs}, {b}, {bo}, {brs}, {bcs}, {c}, {co}, "
                  f"{crs}, {ccs}, {bm}, {bn}, {bk}, {beta})")
     if temp_o:
         with ctx.loops(out.aval.shape) as idx:
@@ -334,7 +340,7 @@ def _lower_dot_loop(ctx: LoweringContext, eq: Equation, lfree, rfree, acc: np.dt
         out_dims, tuple(range(len(out_dims))))
     c = name if direct else ctx.fresh("prod")
     if not direct:
-        ctx.emit(f"{c} = np.zeros({nb * m * n}, {_np_text(acc)})")
+        ctx.emit(f"{c} = zeros_buf({nb * m * n}, {_np_text(acc)})")
     a3, b3, c3 = ctx.fresh("mat"), ctx.fresh("mat"), ctx.fresh("mat")
     ctx.emit(f"{a3} = {a}.reshape(({nb}, {m}, {k}))")
     ctx.emit(f"{b3} = {b}.reshape(({nb}, {k}, {n}))")
@@ -412,7 +418,7 @@ def _lower_conv(ctx: LoweringContext, eq: Equation) -> None:
         x = ctx.name(lhs)
     else:
         x = ctx.fresh("xc")
-        ctx.emit(f"{x} = np.empty({math.prod(ld)}, {acc_t})")
+        ctx.emit(f"{x} = empty_buf({math.prod(ld)}, {acc_t})")
         with ctx.loops(lhs.aval.shape) as idx:
             ctx.emit(f"{x}[{_flat(idx, ld, lhs_order)}] = {acc_t}({ctx.read(lhs, idx)})")
         xs = _row_major_strides(ld, lhs_order)
@@ -431,7 +437,7 @@ def _lower_conv(ctx: LoweringContext, eq: Equation) -> None:
         y = name
     else:
         y = ctx.fresh("yc")
-        ctx.emit(f"{y} = np.empty({math.prod(od)}, {acc_t})")
+        ctx.emit(f"{y} = empty_buf({math.prod(od)}, {acc_t})")
         ys = _row_major_strides(od, out_order)
     geometry = [ld[lhs_spec[0]] // bg, bg, fg, per_group_c,
                 max(1, _PATCH_BYTES // (kc * acc.itemsize)), ns]
@@ -449,7 +455,7 @@ def _lower_conv(ctx: LoweringContext, eq: Equation) -> None:
 def _pack_kernel(ctx: LoweringContext, rhs, rhs_spec, wk: str, groups: int, kc: int, og: int,
                  per_group_c: int, acc_t: str) -> None:
     rd = rhs.aval.dimensions
-    ctx.emit(f"{wk} = np.empty({groups * kc * og}, {acc_t})")
+    ctx.emit(f"{wk} = empty_buf({groups * kc * og}, {acc_t})")
     with ctx.loops(rhs.aval.shape, prefix="k") as idx:
         t_flat = _flat(idx, rd, tuple(rhs_spec[2:]))
         o_full = idx[rhs_spec[0]]

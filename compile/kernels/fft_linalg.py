@@ -207,7 +207,7 @@ def _lower_fft(ctx: LoweringContext, eq: Equation) -> None:
     rank = len(in_dims)
     inverse = fft_type in (FftType.IFFT, FftType.IRFFT)
     w = ctx.fresh("fw")
-    ctx.emit(f"{w} = np.empty({math.prod(in_dims)}, np.complex128)")
+    ctx.emit(f"{w} = empty_buf({math.prod(in_dims)}, np.complex128)")
     with ctx.loops(x.aval.shape) as idx:
         ctx.emit(f"{w}[{_row_major(idx, in_dims)}] = np.complex128({ctx.read(x, idx)})")
     # IRFFT transforms its innermost axis last, after the Hermitian extension.
@@ -221,7 +221,7 @@ def _lower_fft(ctx: LoweringContext, eq: Equation) -> None:
         lines = math.prod(in_dims[:-1])
         full = ctx.fresh("fh")
         ln, j = ctx.fresh("ln"), ctx.fresh("j")
-        ctx.emit(f"{full} = np.empty({lines * n}, np.complex128)")
+        ctx.emit(f"{full} = empty_buf({lines * n}, np.complex128)")
         with ctx.block(f"for {ln} in range({lines}):"):
             with ctx.block(f"for {j} in range({n}):"):
                 with ctx.block(f"if {j} < {half}:"):
@@ -270,7 +270,7 @@ def _lower_cholesky(ctx: LoweringContext, eq: Equation) -> None:
     # l[b, i, j] = a[..., i, j] (lower) or a[..., j, i] (upper: the plain transpose), i >= j
     l, failed = ctx.fresh("chol"), ctx.fresh("failed")
     ctx.emit(f"{l} = np.zeros(({nbatch}, {n}, {n}), {work})")
-    ctx.emit(f"{failed} = np.zeros({nbatch}, np.bool_)")
+    ctx.emit(f"{failed} = zeros_buf({nbatch}, np.bool_)")
     with ctx.loops(a.aval.shape) as idx:
         i, j = (idx[-2], idx[-1]) if lower else (idx[-1], idx[-2])
         with ctx.block(f"if {i} >= {j}:"):

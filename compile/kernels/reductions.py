@@ -190,7 +190,7 @@ def _lower_shortcut(name: str):
             # float sums and maxima are latency-bound chains: accumulate in
             # _LANES independent lanes (vectorised), combined at the end
             lanes = ctx.fresh("lanes")
-            ctx.emit(f"{lanes} = np.empty({_LANES}, {dtype_name(t)})")
+            ctx.emit(f"{lanes} = empty_buf({_LANES}, {dtype_name(t)})")
         with loops_in_order(ctx, outer, shape.dimensions, idx):
             if inner:
                 acc = ctx.fresh("acc")

@@ -101,8 +101,8 @@ class _Keys:
             for _ in range(2 if t.is_complex else 1):
                 key, fview = ctx.fresh("key"), ctx.fresh("fbits")
                 iview = ctx.fresh("ibits")
-                ctx.emit(f"{key} = np.empty({n}, {int_type})")
-                ctx.emit(f"{fview} = np.empty(1, {float_type})")
+                ctx.emit(f"{key} = empty_buf({n}, {int_type})")
+                ctx.emit(f"{fview} = empty_buf(1, {float_type})")
                 ctx.emit(f"{iview} = {fview}.view({int_type})")
                 self.parts.append((key, fview, iview, top))
             self.names = [p[0] for p in self.parts]
@@ -158,10 +158,10 @@ def _lower_sort(ctx: LoweringContext, eq: Equation) -> None:
     extra_texts = [read_scalar(ctx, a) for a in extra]
     values = [ctx.fresh("vals") for _ in xs]
     for name, t in zip(values, types):
-        ctx.emit(f"{name} = np.empty({n}, {dtype_name(t)})")
+        ctx.emit(f"{name} = empty_buf({n}, {dtype_name(t)})")
     perm, tmp = ctx.fresh("perm"), ctx.fresh("tmp")
-    ctx.emit(f"{perm} = np.empty({n}, np.int64)")
-    ctx.emit(f"{tmp} = np.empty({n}, np.int64)")
+    ctx.emit(f"{perm} = empty_buf({n}, np.int64)")
+    ctx.emit(f"{tmp} = empty_buf({n}, np.int64)")
     keys = [] if comparator is not None else \
         [_Keys(ctx, t, v, n, nan_last=True) for t, v in zip(types[:num_keys], values)]
     p = ctx.fresh("p")
@@ -206,10 +206,10 @@ def _lower_top_k(ctx: LoweringContext, eq: Equation) -> None:
     if x.aval.size == 0 or k == 0:
         return
     values = ctx.fresh("vals")
-    ctx.emit(f"{values} = np.empty({n}, {dtype_name(t)})")
+    ctx.emit(f"{values} = empty_buf({n}, {dtype_name(t)})")
     perm, tmp = ctx.fresh("perm"), ctx.fresh("tmp")
-    ctx.emit(f"{perm} = np.empty({n}, np.int64)")
-    ctx.emit(f"{tmp} = np.empty({n}, np.int64)")
+    ctx.emit(f"{perm} = empty_buf({n}, np.int64)")
+    ctx.emit(f"{tmp} = empty_buf({n}, np.int64)")
     keys = _Keys(ctx, t, values, n, nan_last=False)
     p = ctx.fresh("p")
     with _slices(ctx, x, dimension) as idx:

@@ -197,7 +197,7 @@ def test_reshape_between_row_major_buffers_is_an_alias_and_copies_elsewhere():
     g = jit(f, in_layouts="{0,1}")
     np.testing.assert_array_equal(np.asarray(g(x)), f(x))
     lines = g.lower(x).compile().source.splitlines()
-    assert "np.empty(24" in lines[lines.index(next(ln for ln in lines if "= reshape(" in ln)) + 1]
+    assert "empty_buf(24" in lines[lines.index(next(ln for ln in lines if "= reshape(" in ln)) + 1]
 
 
 def test_16_bit_floats_move_bit_for_bit():
@@ -292,7 +292,8 @@ def test_set_dimension_size_kernel_writes_the_zero_padded_bound():
         ctx.bind_name(graph.in_vars[0], "a0")
         ctx.bind_name(graph.in_vars[1], "a1")
         lowerings[set_dimension_size_p](ctx, eq)
-        ns = {"np": np}
+        from compile.kernels.alloc import empty_buf, zeros_buf
+        ns = {"np": np, "empty_buf": empty_buf, "zeros_buf": zeros_buf}
         exec("def k(a0, a1):\n" + "\n".join(ctx.lines) + f"\n    return {ctx.name(eq.outputs[0])}",
              ns)
         kernel = njit(ns["k"])
