@@ -137,7 +137,7 @@ def _emit_lanes(ctx: LoweringContext, x: Var, idx: list[str], inner: Sequence[in
                 t: PT, identity: str, acc: str, lanes: str) -> None:
     """The inner (reduced) loops, the most-minor one split into blocks of
     ``_LANES`` accumulated lane-wise into ``lanes``; the tail and then the
-    lanes are folded into ``acc``."""
+    lanes (pairwise) are folded into ``acc``."""
     minor = inner[-1]
     size = x.aval.dimensions[minor]
     blocks = size // _LANES
@@ -154,8 +154,14 @@ def _emit_lanes(ctx: LoweringContext, x: Var, idx: list[str], inner: Sequence[in
         if size % _LANES:
             with ctx.block(f"for {idx[minor]} in range({blocks * _LANES}, {size}):"):
                 ctx.emit(f"{acc} = {cast(t, monoid_text(op, t, acc, ctx.read(x, idx)))}")
-    with ctx.block(f"for {lane} in range({_LANES}):"):
-        ctx.emit(f"{acc} = {cast(t, monoid_text(op, t, acc, f'{lanes}[{lane}]'))}")
+    # fold the lanes pairwise (vectorised halvings), not in one latency-bound chain
+    width = _LANES // 2
+    while width >= 1:
+        with ctx.block(f"for {lane} in range({width}):"):
+            ctx.emit(f"{lanes}[{lane}] = "
+                     f"{monoid_text(op, t, f'{lanes}[{lane}]', f'{lanes}[{lane} + {width}]')}")
+        width //= 2
+    ctx.emit(f"{acc} = {cast(t, monoid_text(op, t, acc, f'{lanes}[0]'))}")
 
 
 def _lower_shortcut(name: str):
