@@ -34,6 +34,7 @@ import contextlib
 import dataclasses
 from typing import Iterator, Sequence
 
+import numba
 import numpy as np
 
 from primitives import reductions as red
@@ -164,6 +165,25 @@ def _emit_lanes(ctx: LoweringContext, x: Var, idx: list[str], inner: Sequence[in
     ctx.emit(f"{acc} = {cast(t, monoid_text(op, t, acc, f'{lanes}[0]'))}")
 
 
+# Large reductions run on threads: chunks of a kept dimension (the outermost
+# loop, or the outermost kept loop when a reduced one is outside it) in a
+# prange, one contiguous chunk per thread (measured on 2 cores, 2048^2 f32:
+# more, smaller chunks were slower where the chunks are column blocks).
+_PARALLEL_MIN_ELEMENTS = 1 << 21
+_CHUNKS = max(2, numba.config.NUMBA_NUM_THREADS)
+_UNROLL = 4  # a power of two
+
+
+def _parallel_split(shape: Shape, axes: Sequence[int], outer: Sequence[int]) -> int | None:
+    """The kept dimension whose loop is split into prange chunks, if any."""
+    if shape.size < _PARALLEL_MIN_ELEMENTS:
+        return None
+    kept = [d for d in outer if d not in axes]
+    if not kept or shape.dimensions[kept[0]] < 2 * _CHUNKS:
+        return None
+    return kept[0]
+
+
 def _lower_shortcut(name: str):
     op = red.SHORTCUT_REDUCTIONS[name][2]
 
@@ -193,12 +213,57 @@ def _lower_shortcut(name: str):
         lanes = None
         if inner and op in _LANE_OPS and (t.is_floating) and \
                 shape.dimensions[minor] >= 2 * _LANES:
-            # float sums and maxima are latency-bound chains: accumulate in
-            # _LANES independent lanes (vectorised), combined at the end
             lanes = ctx.fresh("lanes")
-            ctx.emit(f"{lanes} = empty_buf({_LANES}, {dtype_name(t)})")
-        with loops_in_order(ctx, outer, shape.dimensions, idx):
-            if inner:
+        split = _parallel_split(shape, axes, outer)
+        with contextlib.ExitStack() as stack:
+            if split is not None:
+                # each chunk of the split (kept) dimension writes its own result
+                # elements: chunks run on threads, each with its own lanes
+                chunk, ck, n = ctx.fresh("chunk"), ctx.fresh("ck"), shape.dimensions[split]
+                stack.enter_context(ctx.block(f"for {chunk} in prange({_CHUNKS}):"))
+                ctx.parallel = True
+                # the prange index is unsigned (int arithmetic on it would be
+                # float) and of unknown range: clamped, LLVM knows the indices
+                # are non-negative (no wraparound selects, no gathers)
+                ctx.emit(f"{ck} = min(max(np.int64({chunk}), 0), {_CHUNKS - 1})")
+            if lanes is not None:
+                # float sums and maxima are latency-bound chains: accumulate in
+                # _LANES independent lanes (vectorised), combined at the end
+                ctx.emit(f"{lanes} = empty_buf({_LANES}, {dtype_name(t)})")
+
+            def bounds(d: int) -> str:
+                return f"{ck} * {n} // {_CHUNKS}, ({ck} + 1) * {n} // {_CHUNKS}" \
+                    if d == split else str(shape.dimensions[d])
+
+            # accumulating in memory, a large reduction combines _UNROLL
+            # elements of the reduced loop around the most-minor one before
+            # each read-modify-write of the accumulator
+            unroll = split is not None and not inner and len(outer) >= 2 and \
+                outer[-2] in axes and shape.dimensions[outer[-2]] >= _UNROLL
+            for d in (outer[:-2] if unroll else outer):
+                stack.enter_context(ctx.block(f"for {idx[d]} in range({bounds(d)}):"))
+            if unroll:
+                r, m = outer[-2], outer[-1]
+                size, rb = shape.dimensions[r], ctx.fresh("rb")
+                with ctx.block(f"for {rb} in range({size // _UNROLL}):"):
+                    with ctx.block(f"for {idx[m]} in range({bounds(m)}):"):
+                        values = []
+                        for u in range(_UNROLL):
+                            at = list(idx)
+                            at[r] = f"{rb} * {_UNROLL} + {u}"
+                            values.append(ctx.read(x, at))
+                        while len(values) > 1:
+                            values = [monoid_text(op, t, a, b)
+                                      for a, b in zip(values[::2], values[1::2])]
+                        target = ctx.read(acc_var, kept)
+                        ctx.write(acc_var, kept, monoid_text(op, t, target, values[0]))
+                if size % _UNROLL:
+                    with ctx.block(f"for {idx[r]} in range({size - size % _UNROLL}, {size}):"):
+                        with ctx.block(f"for {idx[m]} in range({bounds(m)}):"):
+                            target = ctx.read(acc_var, kept)
+                            ctx.write(acc_var, kept,
+                                      monoid_text(op, t, target, ctx.read(x, idx)))
+            elif inner:
                 acc = ctx.fresh("acc")
                 start = ctx.read(acc_var, kept) if reduced_outside else identity
                 ctx.emit(f"{acc} = {cast(t, start)}")

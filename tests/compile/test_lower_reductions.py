@@ -206,3 +206,30 @@ def test_sixteen_bit_floats_and_empty():
                 lax.reduce(e, np.float32(3), lambda a, x: a * x, (0,))]
     got, want = jit(f, in_layouts=("{0,1}", None, None))(h, b, e), f(h, b, e)
     assert_all_close(got, want)
+
+
+def test_large_reductions_on_threads():
+    """Reductions of >= 2^21 elements split a kept dimension into prange
+    chunks: along the contiguous dimension (lanes per thread) and across it
+    (accumulating column blocks), with fused producers, a reduced-dimension
+    tail, in default, column-major and tiled layouts."""
+    x = rng.random((1026, 2048), dtype=np.float32) + 0.5
+    x[5, 7] = np.nan
+    xi = rng.integers(-2 ** 31, 2 ** 31 - 1, (1024, 2048)).astype(np.int32)
+
+    def f(x, xi):
+        y = x * x + 1.0  # fused into the reductions
+        return [lax.reduce_sum(y, (1,)), lax.reduce_sum(y, (0,)), lax.reduce_max(x, (1,)),
+                lax.reduce_min(x, (0,)), lax.reduce_sum(xi, (0,)), lax.reduce_sum(xi, (1,))]
+    a = (x, xi)
+    want = f(*a)
+    for layouts in (None, ("{0,1}", "{0,1}")):
+        compiled = jit(f, in_layouts=layouts).lower(*a).compile()
+        assert "prange(" in compiled.source
+        assert_all_close(compiled(*a), want)
+    for shift in (1, 3):  # tiled layouts
+        compiled = relaid(f, a, shift)
+        assert "prange(" in compiled.source
+        assert_all_close(compiled(*a), want)
+    small = jit(lambda x: lax.reduce_sum(x, (1,))).lower(x[:64]).compile()
+    assert "prange(" not in small.source
