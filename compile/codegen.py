@@ -104,6 +104,13 @@ class LoweringContext:
         self.exact = False
         self._rerun_outputs: set[Var] = set()
         self.parallel = False  # some loop is a prange: compile with parallel=True
+        # Big intermediates of the top-level graph live in one workspace buffer,
+        # passed in as ``ws`` and kept by the caller between calls: fresh
+        # multi-megabyte allocations would page-fault on every call.
+        self.results: set[Var] = {a for a in graph.out_atoms if isinstance(a, Var)}
+        self.workspace_bytes = 0
+        self.workspace_vars: set[Var] = set()
+        self._depth = 0  # > 0 inside inlined sub-graphs (loop bodies, branches)
 
     # -- names and lines ----------------------------------------------------------
     def fresh(self, prefix: str) -> str:
@@ -136,9 +143,20 @@ class LoweringContext:
         shape = var.aval.shape
         name = self.fresh("v")
         self._names[var] = name
+        dtype = storage_dtype_name(shape.element_type)
+        nbytes = shape.physical_size * (2 if shape.element_type in _HALF
+                                        else shape.element_type.numpy_dtype.itemsize)
+        if self._depth == 0 and var not in self.results and nbytes >= WORKSPACE_MIN_BYTES:
+            # an intermediate of the graph: a slice of the workspace kept between calls
+            start = -(-self.workspace_bytes // 64) * 64
+            self.workspace_bytes = start + nbytes
+            self.workspace_vars.add(var)
+            self.emit(f"{name} = ws[{start}:{start + nbytes}].view({dtype})")
+            if zero:
+                self.emit(f"{name}[:] = 0")
+            return name
         fill = "zeros_buf" if zero else "empty_buf"
-        self.emit(f"{name} = {fill}({shape.physical_size}, "
-                  f"{storage_dtype_name(shape.element_type)})")
+        self.emit(f"{name} = {fill}({shape.physical_size}, {dtype})")
         return name
 
     def alias(self, out: Var, source: Var) -> None:
@@ -224,7 +242,11 @@ class LoweringContext:
             self._names[var] = name
         for var, value in zip(graph.const_vars, graph.const_values):
             self.constant(var, value)
-        self.lower_equations(graph.equations, graph.out_atoms)
+        self._depth += 1
+        try:
+            self.lower_equations(graph.equations, graph.out_atoms)
+        finally:
+            self._depth -= 1
         out = []
         for atom in graph.out_atoms:
             if isinstance(atom, Literal):  # a buffer holding the literal, in storage form
@@ -288,6 +310,7 @@ class LoweringContext:
 # a parallel copy is slower than a serial one; a transcendental chain over
 # 4M elements is not), and cost compile time (parallel=True).
 PARALLEL_MIN_WORK = 1 << 23
+WORKSPACE_MIN_BYTES = 1 << 16   # smaller buffers: malloc reuses them without page faults
 _EXPENSIVE_CALL = re.compile(r"\b\w+_f(?:32|64)(?:_reduced)?\(")
 
 
@@ -314,6 +337,7 @@ class GeneratedCode(NamedTuple):
     constants: list[tuple[Var, Any]]     # (var, value) to pass after the inputs, in order
     fused: dict[Var, Equation]           # values computed inside their consumers' loops
     parallel: bool                       # some loop is a prange
+    workspace_bytes: int                 # size of the uint8 ``ws`` argument (0: none)
 
 
 def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str) -> GeneratedCode:
@@ -329,10 +353,12 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str) -
     ctx.lower_equations(graph.equations, graph.out_atoms)
     results = [_emit_result(ctx, atom, shape) for atom, shape in zip(graph.out_atoms, out_shapes)]
     params += [f"c{i}" for i in range(len(ctx.constants))]
+    if ctx.workspace_bytes:
+        params.append("ws")
     body = "\n".join(ctx.lines) or "    pass"
     ret = ", ".join(results) + ("," if len(results) == 1 else "")
     return GeneratedCode(f"def {func_name}({', '.join(params)}):\n{body}\n    return ({ret})\n",
-                         ctx.constants, ctx.fused, ctx.parallel)
+                         ctx.constants, ctx.fused, ctx.parallel, ctx.workspace_bytes)
 
 
 def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str:
@@ -342,6 +368,7 @@ def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str
         return result_value(ctx, atom, shape)
     if isinstance(atom, Literal) or atom.aval.shape != shape or \
             ctx.aliases.get(atom, atom) in ctx.graph.in_vars or \
+            ctx.aliases.get(atom, atom) in ctx.workspace_vars or \
             ctx.aliases.get(atom, atom) in {v for v, _ in ctx.constants}:
         out = Var(atom.aval.__class__(shape))
         name = ctx.alloc(out, zero=bool(shape.layout.padded_dimensions or shape.layout.tiles))

@@ -54,15 +54,37 @@ class Compiled:
         self._out_views = tuple(np.float16 if s.element_type is PrimitiveType.F16 else None
                                 for s in self.out_shapes)
         self._plain_outputs = all(s.is_array for s in self.out_shapes)
+        self._workspace_bytes = code.workspace_bytes
+        self._workspaces: list[np.ndarray] = []  # idle workspaces (one per concurrent call)
         self._name = func_name
 
     def call_flat(self, leaves: Sequence[Any]) -> list[Array]:
         buffers = [convert(x) for convert, x in zip(self._converters, leaves)]
-        outs = self._fn(*buffers, *self._consts)
+        if self._workspace_bytes:
+            outs = self._call_with_workspace(buffers)
+        else:
+            outs = self._fn(*buffers, *self._consts)
         if not self._plain_outputs:
             return [_runtime_value(b, s) for b, s in zip(outs, self.out_shapes)]
         return [Array.wrap(b if view is None else b.view(view), s)
                 for b, s, view in zip(outs, self.out_shapes, self._out_views)]
+
+    def _call_with_workspace(self, buffers: list) -> tuple:
+        """Call with a workspace from the idle pool (a new one when every one is
+        in use by another thread); a result that is a view of the workspace
+        (never expected: results are allocated on their own) is copied out."""
+        try:
+            ws = self._workspaces.pop()
+        except IndexError:
+            ws = np.empty(self._workspace_bytes, np.uint8)
+        try:
+            outs = self._fn(*buffers, *self._consts, ws)
+        finally:
+            self._workspaces.append(ws)
+        lo = ws.ctypes.data
+        hi = lo + ws.nbytes
+        return tuple(b.copy() if isinstance(b, np.ndarray) and lo <= b.ctypes.data < hi else b
+                     for b in outs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves, _ = pytree.flatten((args, kwargs))

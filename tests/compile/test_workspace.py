@@ -1,0 +1,83 @@
+"""Buffer assignment: big intermediates of a graph live in one workspace kept
+between calls (no fresh, page-faulting allocations per call); results never
+share memory with it, concurrent calls each get their own, and padded
+intermediates are re-zeroed on every call."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+import primitives as lax
+import primitives.numpy as xnp
+from compile import device_put, jit
+
+rng = np.random.default_rng(2)
+
+
+def model(x, w):
+    h = xnp.tanh(x @ w)                  # dot result: an intermediate (workspace)
+    g = (h @ w.T).reshape(-1)            # reshape of an intermediate: a result
+    return g, xnp.sum(h, axis=0)
+
+
+def reference(x, w):
+    h = np.tanh(x @ w)
+    return (h @ w.T).reshape(-1), h.sum(axis=0)
+
+
+def test_intermediates_use_the_workspace_and_results_are_their_own_arrays():
+    x = rng.standard_normal((128, 256)).astype(np.float32)
+    w = rng.standard_normal((256, 256)).astype(np.float32) / 16
+    compiled = jit(model).lower(x, w).compile()
+    assert "ws[" in compiled.source
+    first = [np.asarray(r).copy() for r in compiled(x, w)]
+    g, s = compiled(x, w)
+    for got, want in zip((g, s), reference(x, w)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=2e-4, atol=2e-4)
+    np.asarray(g)[:] = 7.0                      # a result is the caller's: writing it ...
+    again = compiled(x, w)                      # ... changes nothing the next call computes
+    for a, b in zip(again, first):
+        np.testing.assert_array_equal(np.asarray(a), b)
+    ws = compiled._workspaces[0]
+    for r in again:
+        buf = np.asarray(r.buffer if hasattr(r, "buffer") else r)
+        assert not np.shares_memory(buf, ws)
+
+
+def test_concurrent_calls_get_separate_workspaces():
+    w = rng.standard_normal((256, 256)).astype(np.float32) / 16
+    xs = [rng.standard_normal((128, 256)).astype(np.float32) for _ in range(6)]
+    f = jit(model)
+    f(xs[0], w)
+    results: dict[int, tuple] = {}
+
+    def work(i: int) -> None:
+        for _ in range(5):
+            results[i] = tuple(np.asarray(r) for r in f(xs[i], w))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, x in enumerate(xs):
+        for got, want in zip(results[i], reference(x, w)):
+            np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
+
+
+def test_padded_intermediates_are_zeroed_on_every_call():
+    # the transpose result is tiled (padding elements) and big enough for the workspace
+    x = rng.standard_normal((300, 130)).astype(np.float32)
+
+    def f(x):
+        return lax.pad(xnp.exp(x).T, 0.0, ((1, 1, 0), (0, 2, 0))) * 2
+
+    g = jit(f, out_layouts="{1,0:T(8,128)}")
+    for _ in range(3):
+        got = np.asarray(g(x))
+        np.testing.assert_allclose(got, np.pad(np.exp(x).T, ((1, 1), (0, 2))) * 2, rtol=1e-6)
+    xt = device_put(x, "{0,1:T(8,128)}")
+    h = jit(lambda x: xnp.sum(xnp.exp(x).T @ x, axis=0), in_layouts="{0,1:T(8,128)}")
+    for _ in range(2):
+        np.testing.assert_allclose(np.asarray(h(xt)), (np.exp(x).T @ x).sum(axis=0), rtol=2e-4)
