@@ -12,7 +12,9 @@ in :data:`layout_rules` (XLA's layout assignment, in the small):
   row-major, so that their loop walks both buffers contiguously.
 
 The graph's parameters and results keep the layouts the caller asked for
-(a result whose chosen layout differs is converted once, at the end).  Only
+(a result whose chosen layout differs is converted once, at the end), and
+so does an intermediate that already has a non-default layout (set on
+purpose, as the differential tests do).  Only
 plain permutations are propagated; tiled or padded layouts stay where the
 caller put them (the kernels read them through the layout formula).
 """
@@ -71,7 +73,8 @@ def assign_layouts(graph: Graph) -> Graph:
         inputs = [atom(a) for a in eq.inputs]
         rule = layout_rules.get(eq.primitive)
         layout = None
-        if rule is not None and len(eq.outputs) == 1 and eq.outputs[0] not in results:
+        if rule is not None and len(eq.outputs) == 1 and eq.outputs[0] not in results \
+                and eq.outputs[0].aval.shape.has_default_layout:  # a layout set on purpose stays
             shapes = [a.aval.shape for a in inputs if not isinstance(a, Literal)]
             layout = rule(eq, shapes)
         outputs = list(eq.outputs)
