@@ -26,11 +26,13 @@ from tracer.shapes import PrimitiveType, Shape
 from .fusion import fused_reads, plan_fusion
 from .layout_index import linear_index_expr, loop_order
 
-__all__ = ["lowerings", "scalar_exprs", "LoweringContext", "generate_source", "dtype_name",
+__all__ = ["lowerings", "dynamic_lowerings", "scalar_exprs", "LoweringContext", "generate_source", "dtype_name",
            "literal_text", "storage_dtype_name"]
 
 Lowering = Callable[["LoweringContext", Equation], None]
 lowerings: dict[Primitive, Lowering] = {}
+# Lowerings for equations with bounded dynamic dimensions (kernels/dynamic.py).
+dynamic_lowerings: dict[Primitive, Lowering] = {}
 
 # Element-wise primitives as scalar expressions:
 # (operand element type, params, *operand texts) -> text.  Used by the
@@ -111,6 +113,7 @@ class LoweringContext:
         self.workspace_bytes = 0
         self.workspace_vars: set[Var] = set()
         self._depth = 0  # > 0 inside inlined sub-graphs (loop bodies, branches)
+        self.runtime_sizes: dict[Var, list[str]] = {}  # see kernels/dynamic.py
 
     # -- names and lines ----------------------------------------------------------
     def fresh(self, prefix: str) -> str:
@@ -159,6 +162,15 @@ class LoweringContext:
         self.emit(f"{name} = {fill}({shape.physical_size}, {dtype})")
         return name
 
+    def sizes_of(self, atom: Var | Literal) -> list[str]:
+        """The run-time size of each dimension of ``atom`` as source text: a
+        variable for a bounded dynamic dimension, the bound otherwise."""
+        sizes = self.runtime_sizes.get(atom) if isinstance(atom, Var) else None
+        return list(sizes) if sizes is not None else [str(d) for d in atom.aval.dimensions]
+
+    def set_sizes(self, var: Var, sizes: Sequence[str]) -> None:
+        self.runtime_sizes[var] = list(sizes)
+
     def alias(self, out: Var, source: Var) -> None:
         """``out`` shares ``source``'s buffer (a bitcast such as a row-major reshape)."""
         self._names[out] = self._names[source]
@@ -202,20 +214,40 @@ class LoweringContext:
                         ) -> None:
         """Emit ``equations`` (of a graph whose outputs are ``results``), fusing
         element-wise producers into their consumers' loops."""
-        self.fused.update(plan_fusion(equations, results))
+        dynamic = self._dynamic_values(equations)
+        self.fused.update(plan_fusion(equations, results, exclude=dynamic))
         for eq in equations:
             if len(eq.outputs) == 1 and eq.outputs[0] in self.fused:
                 continue  # emitted inside its consumers' loops
-            if any(v.aval.shape.is_array and v.aval.shape.dynamic_dimensions
-                   for v in (*eq.inputs, *eq.outputs)):
-                raise NotImplementedError(
-                    f"{eq.primitive.name}: bounded dynamic dimensions (set_dimension_size) are "
-                    f"not compiled yet; run the function eagerly")
+            if any(v in dynamic for v in eq.outputs):
+                rule = dynamic_lowerings.get(eq.primitive)
+                if rule is None:
+                    raise NotImplementedError(
+                        f"{eq.primitive.name}: operands or results with bounded dynamic "
+                        f"dimensions (set_dimension_size) are compiled for element-wise ops, "
+                        f"broadcast_in_dim, the shortcut reductions and get/set_dimension_size "
+                        f"only; run this function eagerly")
+                self.emit(equation_comment(eq, self))
+                self._lower_guarded(rule, eq)
+                continue
             rule = lowerings.get(eq.primitive)
             if rule is None:
                 raise NotImplementedError(f"no Numba lowering registered for {eq.primitive.name}")
             self.emit(equation_comment(eq, self))
             self._lower_guarded(rule, eq)
+
+    def _dynamic_values(self, equations: Sequence[Equation]) -> set[Var]:
+        """The values whose run-time sizes may be smaller than their bounds:
+        those of a dynamic shape, and every result of an op with such an
+        operand (the reference semantics cut operands to their run-time
+        sizes, so results follow them whatever the shape rule says)."""
+        dynamic = {v for v in self.runtime_sizes}
+        for eq in equations:
+            if any(isinstance(a, Var) and a in dynamic for a in eq.inputs) or any(
+                    o.aval.shape.is_array and any(o.aval.shape.dynamic_dimensions)
+                    for o in eq.outputs):
+                dynamic.update(eq.outputs)
+        return dynamic
 
     def _lower_guarded(self, rule: Lowering, eq: Equation) -> None:
         saved = self.guard, self.guard_used
@@ -338,6 +370,8 @@ class GeneratedCode(NamedTuple):
     fused: dict[Var, Equation]           # values computed inside their consumers' loops
     parallel: bool                       # some loop is a prange
     workspace_bytes: int                 # size of the uint8 ``ws`` argument (0: none)
+    dynamic_inputs: bool                 # an int64 ``dsz`` argument: inputs' run-time sizes
+    dynamic_results: tuple[int, ...]     # results whose run-time sizes come as one more result
 
 
 def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str) -> GeneratedCode:
@@ -345,9 +379,18 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str) -
     ``out_shapes`` (what the caller wants)."""
     ctx = LoweringContext(graph)
     params = []
+    dynamic_inputs = 0  # run-time sizes of dynamic parameters arrive in ``dsz``
     for i, v in enumerate(graph.in_vars):
         ctx.bind_name(v, f"a{i}")
         params.append(f"a{i}")
+        if v.aval.shape.is_array and any(v.aval.shape.dynamic_dimensions):
+            sizes = []
+            for d, bound in enumerate(v.aval.dimensions):
+                n = ctx.fresh("n")
+                ctx.emit(f"{n} = min(max(dsz[{dynamic_inputs}], 0), {bound})")
+                sizes.append(n)
+                dynamic_inputs += 1
+            ctx.set_sizes(v, sizes)
     for v, value in zip(graph.const_vars, graph.const_values):
         ctx.constant(v, value)
     ctx.lower_equations(graph.equations, graph.out_atoms)
@@ -355,10 +398,22 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str) -
     params += [f"c{i}" for i in range(len(ctx.constants))]
     if ctx.workspace_bytes:
         params.append("ws")
+    if dynamic_inputs:
+        params.append("dsz")
+    dynamic_results = tuple(i for i, atom in enumerate(graph.out_atoms)
+                            if isinstance(atom, Var) and atom in ctx.runtime_sizes)
+    if dynamic_results:  # the results' run-time sizes, one more result
+        sizes = ctx.fresh("rsz")
+        flat = [n for i in dynamic_results for n in ctx.sizes_of(graph.out_atoms[i])]
+        ctx.emit(f"{sizes} = empty_buf({len(flat)}, np.int64)")
+        for k, n in enumerate(flat):
+            ctx.emit(f"{sizes}[{k}] = {n}")
+        results.append(sizes)
     body = "\n".join(ctx.lines) or "    pass"
     ret = ", ".join(results) + ("," if len(results) == 1 else "")
     return GeneratedCode(f"def {func_name}({', '.join(params)}):\n{body}\n    return ({ret})\n",
-                         ctx.constants, ctx.fused, ctx.parallel, ctx.workspace_bytes)
+                         ctx.constants, ctx.fused, ctx.parallel, ctx.workspace_bytes,
+                         bool(dynamic_inputs), dynamic_results)
 
 
 def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str:

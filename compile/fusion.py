@@ -28,7 +28,7 @@ that recomputing it per consumer costs less than a round trip to memory.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Collection, Sequence
 
 from tracer.core import Primitive
 from tracer.graph import Atom, Equation, Var
@@ -48,16 +48,17 @@ cheap_producers: set[Primitive] = set()
 rereading_consumers: set[Primitive] = set()
 
 
-def plan_fusion(equations: Sequence[Equation], results: Sequence[Atom]) -> dict[Var, Equation]:
+def plan_fusion(equations: Sequence[Equation], results: Sequence[Atom],
+                exclude: Collection[Var] = ()) -> dict[Var, Equation]:
     """The values of ``equations`` to compute inside their consumers' loops,
     each with the equation that produces it.  ``results`` (the graph's
-    outputs) are always materialised."""
+    outputs) and ``exclude`` are always materialised."""
     consumers: dict[Var, list[Equation]] = defaultdict(list)
     for eq in equations:
         for atom in eq.inputs:
             if isinstance(atom, Var):
                 consumers[atom].append(eq)
-    kept = {a for a in results if isinstance(a, Var)}
+    kept = {a for a in results if isinstance(a, Var)} | set(exclude)
     fused: dict[Var, Equation] = {}
     cheap: dict[Var, bool] = {}
     for eq in equations:

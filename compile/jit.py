@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tracer import pytree
-from tracer.core import AbstractValue, Tracer, abstractify
+from tracer.core import AbstractValue, Tracer, abstractify, dynamic_array, runtime_sizes
 from tracer.graph import Graph
 from tracer.printer import graph_to_text
 from tracer.shapes import PrimitiveType, Shape
@@ -55,21 +55,48 @@ class Compiled:
                                 for s in self.out_shapes)
         self._plain_outputs = all(s.is_array for s in self.out_shapes)
         self._workspace_bytes = code.workspace_bytes
+        self._dynamic_inputs = [i for i, av in enumerate(graph.in_avals) if code.dynamic_inputs
+                                and av.shape.is_array and any(av.shape.dynamic_dimensions)]
+        self._dynamic_results = code.dynamic_results
         self._workspaces: list[np.ndarray] = []  # idle workspaces (one per concurrent call)
         self._name = func_name
 
-    def call_flat(self, leaves: Sequence[Any]) -> list[Array]:
+    def call_flat(self, leaves: Sequence[Any]) -> list[Any]:
         buffers = [convert(x) for convert, x in zip(self._converters, leaves)]
+        trailing = (self._input_sizes(leaves),) if self._dynamic_inputs else ()
         if self._workspace_bytes:
-            outs = self._call_with_workspace(buffers)
+            outs = self._call_with_workspace(buffers, trailing)
         else:
-            outs = self._fn(*buffers, *self._consts)
+            outs = self._fn(*buffers, *self._consts, *trailing)
+        if self._dynamic_results:
+            return self._dynamic_values(outs[:-1], outs[-1])
         if not self._plain_outputs:
             return [_runtime_value(b, s) for b, s in zip(outs, self.out_shapes)]
         return [Array.wrap(b if view is None else b.view(view), s)
                 for b, s, view in zip(outs, self.out_shapes, self._out_views)]
 
-    def _call_with_workspace(self, buffers: list) -> tuple:
+    def _input_sizes(self, leaves: Sequence[Any]) -> np.ndarray:
+        """The run-time sizes of the parameters with bounded dynamic dimensions."""
+        sizes = [n for i in self._dynamic_inputs
+                 for n in (runtime_sizes(leaves[i]) or self.graph.in_avals[i].dimensions)]
+        return np.array(sizes, np.int64)
+
+    def _dynamic_values(self, outs: Sequence[Any], sizes: np.ndarray) -> list[Any]:
+        """Results as runtime values; those with bounded dynamic dimensions as
+        ``DynamicArray`` (bounds' shape, zero past the run-time sizes), as
+        the eager interpreter gives them."""
+        values, k = [], 0
+        for i, (b, s) in enumerate(zip(outs, self.out_shapes)):
+            value = _runtime_value(b, s)
+            if i in self._dynamic_results:
+                n = sizes[k:k + len(s.dimensions)]
+                k += len(s.dimensions)
+                if any(a < bound for a, bound in zip(n, s.dimensions)):
+                    value = dynamic_array(np.asarray(value), n)
+            values.append(value)
+        return values
+
+    def _call_with_workspace(self, buffers: list, trailing: tuple) -> tuple:
         """Call with a workspace from the idle pool (a new one when every one is
         in use by another thread); a result that is a view of the workspace
         (never expected: results are allocated on their own) is copied out."""
@@ -78,7 +105,7 @@ class Compiled:
         except IndexError:
             ws = np.empty(self._workspace_bytes, np.uint8)
         try:
-            outs = self._fn(*buffers, *self._consts, ws)
+            outs = self._fn(*buffers, *self._consts, ws, *trailing)
         finally:
             self._workspaces.append(ws)
         lo = ws.ctypes.data
