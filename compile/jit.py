@@ -20,7 +20,7 @@ import numpy as np
 from tracer import pytree
 from tracer.core import AbstractValue, Tracer, abstractify, dynamic_array, runtime_sizes
 from tracer.graph import Graph
-from tracer.printer import graph_to_text
+from tracer.printer import graph_to_text, subgraphs
 from tracer.shapes import PrimitiveType, Shape
 from tracer.tracing import Signature, _argument_names, split_static, trace_with_signature
 
@@ -58,7 +58,8 @@ class Compiled:
         self._dynamic_inputs = [i for i, av in enumerate(graph.in_avals) if code.dynamic_inputs
                                 and av.shape.is_array and any(av.shape.dynamic_dimensions)]
         self._dynamic_results = code.dynamic_results
-        self._workspaces: list[np.ndarray] = []  # idle workspaces (one per concurrent call)
+        # idle workspaces (one per concurrent call), with their address ranges
+        self._workspaces: list[tuple[np.ndarray, int, int]] = []
         self._name = func_name
 
     def call_flat(self, leaves: Sequence[Any]) -> list[Any]:
@@ -101,15 +102,15 @@ class Compiled:
         in use by another thread); a result that is a view of the workspace
         (never expected: results are allocated on their own) is copied out."""
         try:
-            ws = self._workspaces.pop()
+            entry = self._workspaces.pop()
         except IndexError:
             ws = np.empty(self._workspace_bytes, np.uint8)
+            entry = (ws, ws.ctypes.data, ws.ctypes.data + ws.nbytes)
+        ws, lo, hi = entry
         try:
             outs = self._fn(*buffers, *self._consts, ws, *trailing)
         finally:
-            self._workspaces.append(ws)
-        lo = ws.ctypes.data
-        hi = lo + ws.nbytes
+            self._workspaces.append(entry)
         return tuple(b.copy() if isinstance(b, np.ndarray) and lo <= b.ctypes.data < hi else b
                      for b in outs)
 
@@ -122,21 +123,12 @@ class Compiled:
         has a buffer, and which ops are fused into which loops (fused values
         have no buffer, hence no layout)."""
         fused_into: dict = {}
-        for g in _graphs(self.graph):
+        for g in (self.graph, *subgraphs(self.graph)):
             for root, members in fusion_roots(self.fused, g.equations).items():
                 for eq in members:
                     fused_into.setdefault(eq, []).append(root)
         return graph_to_text(self.graph, fused_into)
 
-
-def _graphs(graph: Graph):
-    """``graph`` and every sub-graph of its equations' parameters."""
-    yield graph
-    for eq in graph.equations:
-        for value in eq.params.values():
-            for sub in (value if isinstance(value, (tuple, list)) else (value,)):
-                if isinstance(sub, Graph):
-                    yield from _graphs(sub)
 
 
 def _kernel_view(buffer: np.ndarray) -> np.ndarray:

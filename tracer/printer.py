@@ -27,7 +27,7 @@ import numpy as np
 from .graph import Equation, Graph, Literal, Var
 from .shapes import PrimitiveType, Shape
 
-__all__ = ["graph_to_text", "format_param"]
+__all__ = ["graph_to_text", "format_param", "subgraphs"]
 
 
 def _shape_text(avals) -> str:
@@ -93,6 +93,14 @@ def _collect_subgraphs(graph: Graph, order: list[Graph], seen: set[int]) -> None
                     order.append(sub)
 
 
+def subgraphs(graph: Graph) -> list[Graph]:
+    """Every sub-graph held by ``graph``'s equations' parameters, at any depth,
+    each once, inner ones before the graphs that hold them."""
+    order: list[Graph] = []
+    _collect_subgraphs(graph, order, {id(graph)})
+    return order
+
+
 def graph_to_text(graph: Graph,
                   fused_into: Mapping[Equation, Sequence[Equation]] | None = None) -> str:
     """The HLO-like text of ``graph`` and of every sub-graph it holds.
@@ -101,11 +109,10 @@ def graph_to_text(graph: Graph,
     inside other equations' loops to those: its line says so, and its
     value is printed without a layout (it has no buffer).  The consumer's line
     counts the ops its loops compute."""
-    subgraphs: list[Graph] = []
-    _collect_subgraphs(graph, subgraphs, {id(graph)})
+    held = subgraphs(graph)
     graph_names: dict[int, str] = {}
     used: set[str] = {graph.name}
-    for i, sub in enumerate(subgraphs):
+    for i, sub in enumerate(held):
         name = f"%{sub.name}" if sub.name not in used else f"%{sub.name}.{i}"
         used.add(sub.name)
         graph_names[id(sub)] = name
@@ -114,7 +121,7 @@ def graph_to_text(graph: Graph,
     header = (f"HloModule {graph.name}, entry_computation_layout="
               f"{{{_shape_text(graph.in_avals)}->{_shape_text(graph.out_avals)}}}")
     blocks = [header]
-    for sub in subgraphs:
+    for sub in held:
         blocks.append(_computation_text(sub, graph_names[id(sub)], graph_names, fused_into or {},
                                         entry=False))
     blocks.append(_computation_text(graph, f"%{graph.name}", graph_names, fused_into or {},

@@ -27,12 +27,10 @@ from primitives import reductions as red
 from primitives import shape_ops
 from tracer.graph import Equation, Literal, Var
 
-from tracer.shapes import PrimitiveType as PT
-
-from ..codegen import LoweringContext, dynamic_lowerings, literal_text, lowerings
+from ..codegen import LoweringContext, dynamic_lowerings, lowerings
 from .elementwise import raw_exprs
 from .reductions import cast, identity_text, monoid_text
-from .shape_ops import box_loops, move_write
+from .shape_ops import box_loops, lower_set_dimension_size, move_write, zero_word
 
 __all__ = ["zero_past_sizes"]
 
@@ -43,8 +41,7 @@ def zero_past_sizes(ctx: LoweringContext, var: Var) -> None:
     """Zero ``var``'s elements at or past its run-time size in any dimension."""
     shape = var.aval.shape
     sizes = ctx.sizes_of(var)
-    t = shape.element_type
-    zero = "np.uint16(0)" if t in (PT.F16, PT.BF16) else literal_text(0, t)
+    zero = zero_word(shape.element_type)
     order = list(reversed(shape.layout.minor_to_major))
     for d, bound in enumerate(shape.dimensions):
         if sizes[d] == str(bound):
@@ -56,11 +53,9 @@ def zero_past_sizes(ctx: LoweringContext, var: Var) -> None:
 
 
 def _set_dimension_size(ctx: LoweringContext, eq: Equation) -> None:
-    (x, size), (out,) = eq.inputs, eq.outputs
+    (x, _), (out,) = eq.inputs, eq.outputs
     dim = eq.params["dimension"]
-    lowerings[eq.primitive](ctx, eq)    # copies up to the size, zeroes the rest
-    n = ctx.fresh("n")
-    ctx.emit(f"{n} = min(max(np.int64({ctx.read(size, [])}), 0), {out.aval.dimensions[dim]})")
+    n = lower_set_dimension_size(ctx, eq)    # copies up to the size, zeroes the rest
     sizes = ctx.sizes_of(x)
     sizes[dim] = n
     ctx.set_sizes(out, sizes)

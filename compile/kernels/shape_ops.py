@@ -26,6 +26,7 @@ from ..layout_assignment import layout_rules, transpose_layout
 from ..layout_index import linear_index_expr, loop_order
 
 __all__ = ["box_loops", "remap_loops", "alloc", "copy_value", "index_as_int64", "affine",
+           "zero_word", "lower_set_dimension_size",
            "clamp_start", "move_read", "move_write"]
 
 Bound = int | str
@@ -383,25 +384,31 @@ def _lower_get_dimension_size(ctx: LoweringContext, eq: Equation) -> None:
     ctx.write(out, [], f"np.int32({x.aval.dimensions[eq.params['dimension']]})")
 
 
-def _lower_set_dimension_size(ctx: LoweringContext, eq: Equation) -> None:
+def zero_word(t: PrimitiveType) -> str:
+    """A zero for :func:`move_write` (a uint16 word for 16-bit floats)."""
+    return "np.uint16(0)" if t in _HALF else literal_text(0, t)
+
+
+def lower_set_dimension_size(ctx: LoweringContext, eq: Equation) -> str:
     """The static bound stays; elements at or past the dynamic size (clamped
-    to ``[0, bound]``) read as zero, as the reference semantics define."""
+    to ``[0, bound]``) read as zero, as the reference semantics define.
+    Returns the variable holding that clamped size."""
     (x, size), (out,) = eq.inputs, eq.outputs
     dim = eq.params["dimension"]
     dims = out.aval.dimensions
     alloc(ctx, out)
-    if out.aval.size == 0:
-        return
     n = ctx.fresh("n")
     ctx.emit(f"{n} = min(max(np.int64({ctx.read(size, [])}), 0), {dims[dim]})")
+    if out.aval.size == 0:
+        return n
     order = _order_of(out.aval.shape)
-    zero = "np.uint16(0)" if out.aval.element_type in _HALF else \
-        literal_text(0, out.aval.element_type)
+    zero = zero_word(out.aval.element_type)
     for lo, hi, keep in ((0, n, True), (n, dims[dim], False)):
         bounds = [(0, d) for d in dims]
         bounds[dim] = (lo, hi)
         with box_loops(ctx, bounds, order) as idx:
             move_write(ctx, out, idx, move_read(ctx, x, idx) if keep else zero)
+    return n
 
 
 lowerings.update({
@@ -418,7 +425,7 @@ lowerings.update({
     shape_ops.concatenate_p: _lower_concatenate,
     shape_ops.iota_p: _lower_iota,
     shape_ops.get_dimension_size_p: _lower_get_dimension_size,
-    shape_ops.set_dimension_size_p: _lower_set_dimension_size,
+    shape_ops.set_dimension_size_p: lower_set_dimension_size,
 })
 
 

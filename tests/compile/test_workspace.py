@@ -39,7 +39,7 @@ def test_intermediates_use_the_workspace_and_results_are_their_own_arrays():
     again = compiled(x, w)                      # ... changes nothing the next call computes
     for a, b in zip(again, first):
         np.testing.assert_array_equal(np.asarray(a), b)
-    ws = compiled._workspaces[0]
+    ws = compiled._workspaces[0][0]
     for r in again:
         buf = np.asarray(r.buffer if hasattr(r, "buffer") else r)
         assert not np.shares_memory(buf, ws)
