@@ -1,0 +1,1 @@
+"""Rules for primitives/batch_norm.py (being written)."""

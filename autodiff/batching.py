@@ -1,0 +1,182 @@
+"""Batching: ``vmap``.
+
+A :class:`BatchInterpreter` carries, for each value that depends on a mapped
+input, the batched array and the dimension its batch lives in.  Every
+``bind`` on such a value runs the primitive's batching rule
+(``rules.batch_rules``) on the parent interpreter: the rule rewrites the op
+to work on the whole batch at once (an element-wise op on the batched
+arrays, a ``dot_general`` with one more batch dimension, ...).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from tracer import pytree
+from tracer.core import Interpreter, Primitive, Tracer, abstractify, current_interpreter, \
+    set_interpreter
+
+from .forward import ConcreteTracerMixin
+from .rules import batch_rules, move_batch_dim
+
+__all__ = ["vmap", "vmap_flat", "BatchInterpreter", "BatchTracer"]
+
+
+class BatchTracer(ConcreteTracerMixin, Tracer):
+    """A batched value seen by the function as one unbatched element."""
+
+    __slots__ = ("_interpreter", "value", "dim", "_aval")
+
+    def __init__(self, interpreter: "BatchInterpreter", value: Any, dim: int):
+        self._interpreter = interpreter
+        self.value = value
+        self.dim = dim
+        full = abstractify(value)
+        dims = full.dimensions[:dim] + full.dimensions[dim + 1:]
+        from tracer.core import array_value
+        self._aval = array_value(full.element_type, dims, full.weak_type)
+
+    @property
+    def aval(self):  # type: ignore[override]
+        return self._aval
+
+    @property
+    def primal(self):  # for ConcreteTracerMixin: a batched value has no single concrete value
+        raise self._concretization_error("a concrete value of a vmapped value")
+
+    def __bool__(self):
+        raise self._concretization_error("bool() of a vmapped value")
+
+    def __repr__(self) -> str:
+        return f"BatchTracer<{self._aval}, batched at {self.dim}>"
+
+
+class BatchInterpreter(Interpreter):
+    def __init__(self, size: int, parent: Interpreter | None = None):
+        self.parent = parent if parent is not None else current_interpreter()
+        self.size = size
+        self.active = True
+
+    def lift(self, x: Any) -> tuple[Any, int | None]:
+        if isinstance(x, BatchTracer) and x._interpreter is self:
+            return x.value, x.dim
+        return x, None
+
+    def interpret(self, primitive: Primitive, args: tuple, params: dict) -> Any:
+        pairs = [self.lift(a) for a in args]
+        values = tuple(v for v, _ in pairs)
+        dims = tuple(d for _, d in pairs)
+        with set_interpreter(self.parent):
+            if all(d is None for d in dims):
+                return primitive.bind(*values, **params)
+            rule = batch_rules.get(primitive)
+            if rule is None:
+                raise NotImplementedError(f"{primitive.name}: no batching rule (vmap of "
+                                          f"{primitive.name} is not defined)")
+            outs, out_dims = rule(values, dims, **params)
+        if primitive.multiple_results:
+            return tuple(self.wrap(o, d) for o, d in zip(outs, out_dims))
+        return self.wrap(outs, out_dims)
+
+    def wrap(self, value: Any, dim: int | None) -> Any:
+        if dim is None:
+            return value
+        aval = abstractify(value)
+        if not 0 <= dim < aval.ndim or aval.dimensions[dim] != self.size:
+            raise AssertionError(f"a batching rule put the batch of size {self.size} at "
+                                 f"dimension {dim} of {aval.shape}")
+        return BatchTracer(self, value, dim)
+
+
+def vmap_flat(fn: Callable[..., Sequence[Any]], args: Sequence[Any],
+              in_dims: Sequence[int | None], out_dims: Any, size: int) -> list[Any]:
+    """``fn`` mapped over flat ``args`` (batched at ``in_dims``); results
+    batched at ``out_dims``: an int, ``None`` (results must not depend on the
+    batch), a list with one entry per result, or a callable giving that list
+    once ``fn`` has run."""
+    interp = BatchInterpreter(size)
+    tracers = [a if d is None else BatchTracer(interp, a, d) for a, d in zip(args, in_dims)]
+    try:
+        with set_interpreter(interp):
+            outs = list(fn(*tracers))
+    finally:
+        interp.active = False
+    if callable(out_dims):
+        out_dims = out_dims()
+    if not isinstance(out_dims, (list, tuple)):
+        out_dims = [out_dims] * len(outs)
+    results = []
+    for o, od in zip(outs, out_dims):
+        value, dim = interp.lift(o)
+        if od is None:
+            if dim is not None:
+                raise ValueError("vmap: out_axes=None for an output that depends on the mapped "
+                                 "inputs")
+            results.append(value)
+            continue
+        rank = abstractify(value).ndim + (1 if dim is None else 0)
+        if not -rank <= od < rank:
+            raise ValueError(f"vmap: out_axes {od} is out of range for a result of rank {rank}")
+        results.append(move_batch_dim(value, dim, od % rank, size))
+    return results
+
+
+def _axes_for_leaves(axes: Any, tree: Any, what: str) -> list[int | None]:
+    """Broadcast an ``in_axes``/``out_axes`` prefix tree to the leaves of ``tree``."""
+    if axes is None or isinstance(axes, int):
+        return [axes] * len(pytree.tree_leaves(tree))
+    if isinstance(axes, (list, tuple)) and isinstance(tree, (list, tuple)) \
+            and not hasattr(tree, "_fields") and len(axes) == len(tree):
+        return [d for a, t in zip(axes, tree) for d in _axes_for_leaves(a, t, what)]
+    if isinstance(axes, dict) and isinstance(tree, dict) and set(axes) == set(tree):
+        return [d for k in sorted(tree, key=str) for d in _axes_for_leaves(axes[k], tree[k], what)]
+    raise ValueError(f"vmap: {what}={axes!r} does not match the structure of the values "
+                     f"({pytree.tree_structure(tree)})")
+
+
+def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
+         axis_size: int | None = None) -> Callable[..., Any]:
+    """JAX's ``vmap``: ``fn`` mapped over axis ``in_axes`` of its arguments
+    (an int, ``None``, or a tuple with a prefix pytree per positional
+    argument), results stacked at ``out_axes``."""
+
+    def mapped(*args: Any) -> Any:
+        leaves, tree = pytree.flatten(args)
+        if in_axes is None or isinstance(in_axes, int):
+            dims = [in_axes] * len(leaves)
+        else:
+            axes = tuple(in_axes)
+            if len(axes) != len(args):
+                raise ValueError(f"vmap: in_axes has {len(axes)} entries for {len(args)} "
+                                 f"positional arguments")
+            dims = _axes_for_leaves(axes, args, "in_axes")
+        canon: list[int | None] = []
+        sizes = set()
+        for x, d in zip(leaves, dims):
+            if d is None:
+                canon.append(None)
+                continue
+            aval = abstractify(x)
+            if not -aval.ndim <= d < aval.ndim:
+                raise ValueError(f"vmap: in_axes {d} is out of range for an argument of shape "
+                                 f"{aval.dimensions}")
+            canon.append(d % aval.ndim)
+            sizes.add(aval.dimensions[d % aval.ndim])
+        if axis_size is not None:
+            sizes.add(int(axis_size))
+        if len(sizes) != 1:
+            raise ValueError(f"vmap: the mapped axes have different sizes {sorted(sizes)}"
+                             if sizes else "vmap: no argument is mapped; give axis_size")
+        box: dict[str, Any] = {}
+
+        def flat_fn(*flat):
+            box["out"] = fn(*tree.unflatten(flat))
+            out_leaves, box["tree"] = pytree.flatten(box["out"])
+            return out_leaves
+
+        outs = vmap_flat(flat_fn, leaves, canon,
+                         lambda: _axes_for_leaves(out_axes, box["out"], "out_axes"), sizes.pop())
+        return box["tree"].unflatten(outs)
+
+    mapped.__name__ = f"vmap_{getattr(fn, '__name__', 'fn')}"
+    mapped.__wrapped__ = fn
+    return mapped

@@ -1,0 +1,1 @@
+"""Rules for primitives/control_flow.py (being written)."""

@@ -1,0 +1,1 @@
+"""Rules for primitives/dot_conv.py (being written)."""

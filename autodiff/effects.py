@@ -1,0 +1,1 @@
+"""Rules for primitives/effects.py (being written)."""

@@ -1,0 +1,1 @@
+"""Rules for primitives/fft_linalg.py (being written)."""

@@ -1,0 +1,1 @@
+"""Rules for primitives/indexing.py (being written)."""

@@ -1,0 +1,1 @@
+"""Rules for primitives/shape_ops.py (being written)."""

@@ -1,0 +1,1 @@
+"""Rules for primitives/sorting.py (being written)."""

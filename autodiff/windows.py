@@ -1,0 +1,1 @@
+"""Rules for primitives/windows.py (being written)."""
