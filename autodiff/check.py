@@ -25,7 +25,7 @@ __all__ = ["check_grads", "check_jvp", "check_vjp", "numerical_jvp"]
 _TOLERANCE = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 3e-2,
               np.dtype(np.float64): 1e-5, np.dtype(np.complex64): 3e-2,
               np.dtype(np.complex128): 1e-5}
-_EPS = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-2}
+_EPS = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-2, np.dtype(np.complex64): 1e-2}
 _DEFAULT_EPS = 1e-4
 
 
