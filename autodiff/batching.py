@@ -12,16 +12,15 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from tracer import pytree
-from tracer.core import Interpreter, Primitive, Tracer, abstractify, current_interpreter, \
-    set_interpreter
+from tracer.core import Interpreter, Primitive, Tracer, abstractify, array_value, \
+    current_interpreter, set_interpreter
 
-from .forward import ConcreteTracerMixin
 from .rules import batch_rules, move_batch_dim
 
 __all__ = ["vmap", "vmap_flat", "BatchInterpreter", "BatchTracer"]
 
 
-class BatchTracer(ConcreteTracerMixin, Tracer):
+class BatchTracer(Tracer):
     """A batched value seen by the function as one unbatched element."""
 
     __slots__ = ("_interpreter", "value", "dim", "_aval")
@@ -32,19 +31,14 @@ class BatchTracer(ConcreteTracerMixin, Tracer):
         self.dim = dim
         full = abstractify(value)
         dims = full.dimensions[:dim] + full.dimensions[dim + 1:]
-        from tracer.core import array_value
         self._aval = array_value(full.element_type, dims, full.weak_type)
 
     @property
     def aval(self):  # type: ignore[override]
         return self._aval
 
-    @property
-    def primal(self):  # for ConcreteTracerMixin: a batched value has no single concrete value
-        raise self._concretization_error("a concrete value of a vmapped value")
-
-    def __bool__(self):
-        raise self._concretization_error("bool() of a vmapped value")
+    def describe_origin(self) -> str:
+        return "a value mapped over by vmap"
 
     def __repr__(self) -> str:
         return f"BatchTracer<{self._aval}, batched at {self.dim}>"
