@@ -81,7 +81,10 @@ def is_zero(t: Any) -> bool:
 
 
 def is_differentiable_type(aval: AbstractValue) -> bool:
-    """Float and complex arrays have tangents; integers, booleans, tokens do not."""
+    """Float and complex arrays have tangents, and tuples holding one; integers,
+    booleans, tokens do not."""
+    if aval.shape.is_tuple:
+        return any(is_differentiable_type(AbstractValue(s)) for s in aval.shape.tuple_shapes)
     t = aval.element_type
     return aval.shape.is_array and (t.is_floating or t.is_complex)
 
@@ -89,7 +92,11 @@ def is_differentiable_type(aval: AbstractValue) -> bool:
 def zeros_like_aval(aval: AbstractValue) -> Any:
     """An array of zeros of ``aval``'s type, built by the current interpreter
     (a broadcast of a scalar, so a traced graph holds no big constant)."""
-    from primitives import broadcast_in_dim
+    from primitives import broadcast_in_dim, create_token, tuple as make_tuple
+    if aval.shape.is_tuple:
+        return make_tuple([zeros_like_aval(AbstractValue(s)) for s in aval.shape.tuple_shapes])
+    if aval.shape.is_token:
+        return create_token()
     zero = np.zeros((), aval.dtype)
     if aval.ndim == 0:
         return zero
@@ -113,7 +120,13 @@ def add_tangents(a: Any, b: Any) -> Any:
         return b
     if is_zero(b):
         return a
-    from primitives import add
+    from primitives import add, get_tuple_element, tuple as make_tuple
+    aval = abstractify(a)
+    if aval.shape.is_tuple:
+        return make_tuple([add_tangents(get_tuple_element(a, i), get_tuple_element(b, i))
+                           for i in range(len(aval.shape.tuple_shapes))])
+    if aval.shape.is_token:
+        return a
     return add(a, b)
 
 
