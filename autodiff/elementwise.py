@@ -27,7 +27,7 @@ from primitives import elementwise_bits as bits
 from tracer.core import abstractify
 
 from .rules import Zero, add_tangents, batch_rules, bdim_size, instantiate, is_zero, jvp_rules, \
-    linear_jvp, move_batch_dim, register_non_differentiable, vjp_rules, zeros_like_aval
+    linear_jvp, move_batch_dim, register_non_differentiable, scalar_like, vjp_rules, zeros_like_aval
 
 __all__ = ["define_partials", "define_zero_derivative", "batch_elementwise"]
 
@@ -36,7 +36,7 @@ __all__ = ["define_partials", "define_zero_derivative", "batch_elementwise"]
 
 def _const(x: Any, value: complex) -> Any:
     """``value`` as a scalar of ``x``'s dtype (weakly typed ops keep ``x``'s type)."""
-    return np.asarray(value, abstractify(x).dtype)
+    return scalar_like(abstractify(x), value)
 
 
 def _as_type_of(mask: Any, x: Any) -> Any:

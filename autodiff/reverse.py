@@ -23,7 +23,7 @@ from tracer.core import Interpreter, Primitive, Tracer, abstractify, current_int
 
 from .forward import ConcreteTracerMixin
 from .rules import Forward, Zero, add_tangents, float0, instantiate, is_differentiable_type, \
-    is_zero, non_differentiable, vjp_forward_rules, vjp_rules
+    is_zero, non_differentiable, scalar_like, vjp_forward_rules, vjp_rules
 
 __all__ = ["vjp", "vjp_flat", "grad", "value_and_grad", "ReverseInterpreter"]
 
@@ -201,9 +201,13 @@ def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False):
         if ct_tree != out_tree:
             raise TypeError(f"vjp: the cotangent has structure {ct_tree}, the output {out_tree}")
         for o, c in zip(outs, ct_leaves):
-            oa, ca = abstractify(o), abstractify(c)
-            if oa.dimensions != ca.dimensions:
-                raise TypeError(f"vjp: a cotangent of shape {ca.dimensions} for an output of "
+            oa = abstractify(o)
+            if isinstance(c, np.ndarray) and c.dtype == float0:
+                c_dims = c.shape             # an integer output's cotangent: no data
+            else:
+                c_dims = abstractify(c).dimensions
+            if oa.dimensions != c_dims:
+                raise TypeError(f"vjp: a cotangent of shape {c_dims} for an output of "
                                 f"shape {oa.dimensions}")
         cts = pullback(ct_leaves)
         return tuple(p_tree.unflatten([_cotangent_out(p, c) for p, c in zip(p_leaves, cts)]))
@@ -212,10 +216,6 @@ def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False):
     if has_aux:
         return result, vjp_fn, box["aux"]
     return result, vjp_fn
-
-
-def _one_like(x: Any) -> Any:
-    return np.ones((), abstractify(x).dtype)
 
 
 def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
@@ -244,7 +244,7 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
         if aval.ndim != 0 or not (aval.element_type.is_floating):
             raise TypeError(f"grad requires a real scalar output, got {aval.shape}"
                             + ("" if aval.ndim == 0 else f" (shape {aval.dimensions})"))
-        grads = vjp_fn(_one_like(value))
+        grads = vjp_fn(scalar_like(abstractify(value), 1))
         g = grads[0] if single else tuple(grads)
         return ((value, out[2]), g) if has_aux else (value, g)
 

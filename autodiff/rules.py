@@ -37,10 +37,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tracer.core import AbstractValue, Primitive, abstractify
+from tracer.core import AbstractValue, Primitive, abstractify, bf16_array
+from tracer.shapes import PrimitiveType
 
 __all__ = ["jvp_rules", "vjp_rules", "vjp_forward_rules", "batch_rules", "non_differentiable",
-           "Zero", "Forward", "float0", "is_zero", "instantiate", "zeros_like_aval",
+           "Zero", "Forward", "float0", "is_zero", "instantiate", "zeros_like_aval", "scalar_like",
            "add_tangents", "is_differentiable_type", "register_non_differentiable",
            "linear_jvp", "move_batch_dim", "bdim_size"]
 
@@ -89,6 +90,14 @@ def is_differentiable_type(aval: AbstractValue) -> bool:
     return aval.shape.is_array and (t.is_floating or t.is_complex)
 
 
+def scalar_like(aval: AbstractValue, value: complex) -> Any:
+    """``value`` as a rank-0 constant of ``aval``'s element type (bf16 values
+    are uint16 words in NumPy, so they go through ``bf16_array``)."""
+    if aval.element_type is PrimitiveType.BF16:
+        return bf16_array(np.float32(value))
+    return np.asarray(value, aval.dtype)
+
+
 def zeros_like_aval(aval: AbstractValue) -> Any:
     """An array of zeros of ``aval``'s type, built by the current interpreter
     (a broadcast of a scalar, so a traced graph holds no big constant)."""
@@ -97,7 +106,7 @@ def zeros_like_aval(aval: AbstractValue) -> Any:
         return make_tuple([zeros_like_aval(AbstractValue(s)) for s in aval.shape.tuple_shapes])
     if aval.shape.is_token:
         return create_token()
-    zero = np.zeros((), aval.dtype)
+    zero = scalar_like(aval, 0)
     if aval.ndim == 0:
         return zero
     return broadcast_in_dim(zero, aval.dimensions, ())

@@ -1,5 +1,6 @@
-"""Control flow: While, Conditional (cond/switch), Call, Map; fori_loop on While;
-scan (its own primitive, for reverse-mode autodiff later) and map_sequential on scan.
+"""Control flow: While, Conditional (cond/switch), Call, Map; scan (its own
+primitive, for reverse-mode autodiff), map_sequential on scan; fori_loop on scan
+(static bounds) or While (traced bounds).
 
 Every op here holds one or more computations: Python callables traced into
 sub-graphs (``primitives._subgraph.trace_computation``) that travel as
@@ -36,7 +37,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tracer import pytree
-from tracer.core import AbstractValue, Primitive, ShapeError, abstractify, array_value, impl_rules
+from tracer.core import AbstractValue, Primitive, ShapeError, Tracer, abstractify, array_value, \
+    impl_rules
 from tracer.graph import Graph, Literal
 from tracer.shapes import PrimitiveType as PT
 
@@ -197,15 +199,26 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
 
 
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
-    """``for i in range(lower, upper): val = body_fun(i, val)``, as a While
-    whose carry is ``(i, val)`` (``lower`` and ``upper`` promote to one
-    integer type)."""
+    """``for i in range(lower, upper): val = body_fun(i, val)`` (``lower`` and
+    ``upper`` promote to one integer type).  As in JAX, concrete bounds (Python
+    or NumPy integers, not traced values) make a ``scan`` of static length
+    ``max(upper - lower, 0)`` over the carry ``(i, val)``, which reverse-mode
+    differentiation supports; traced bounds make a While."""
     for name, bound in (("lower", lower), ("upper", upper)):
         aval = abstractify(bound)
         if aval.ndim != 0 or not aval.element_type.is_integral:
             raise ShapeError("fori_loop", f"{name} must be an integer scalar, got {aval.shape}",
                              aval)
+    static = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
+    length = max(int(upper) - int(lower), 0) if static else 0
     lower, upper = promote(lower, upper)
+
+    if static:
+        def scan_body(carry, _):
+            i, val = carry
+            return (add(i, 1), body_fun(i, val)), None
+
+        return scan(scan_body, (lower, init_val), None, length=length)[0][1]
 
     def loop_cond(carry):
         return lt(carry[0], upper)

@@ -362,7 +362,9 @@ X = np.arange(3, dtype=np.float32)
     (lambda x: lax.while_loop(lambda c: lax.lt(c[0], 3), lambda c: (lax.add(c[0], 1), c[1]),
                               (0, x)),
      ["while(", "%while_cond (", "%while_body ("]),
-    (lambda x: lax.fori_loop(0, 4, lambda i, v: lax.mul(v, 2.0), x), ["while(", "compare("]),
+    # static bounds: a scan of length upper - lower (as JAX's fori_loop), not a While
+    (lambda x: lax.fori_loop(0, 4, lambda i, v: lax.mul(v, 2.0), x),
+     ["scan(", "num_carry=2, length=4", "%scan_body ("]),
     (lambda x: lax.cond(True, lambda a: a, lambda a: lax.neg(a), x),
      ["conditional(", "branches={%branch_0,%branch_1}", "operand_counts={1,1}"]),
     (lambda x: lax.switch(2, [lambda a: a] * 3, x),
