@@ -14,6 +14,7 @@ import primitives as lax
 from autodiff import check_grads, grad, jvp, vmap
 from compile import jit
 from tests.autodiff.util import check_vmap
+from tracer import make_graph
 
 BOTH = ("fwd", "rev")
 
