@@ -1,4 +1,4 @@
-"""The benchmark workloads of issue 4, written once against a jax.lax-style
+"""The benchmark workloads of issues 4 and 5, written once against a jax.lax-style
 module pair, so the same definition runs with numxla (``primitives`` and
 ``primitives.numpy``) and with JAX (``jax.lax`` and ``jax.numpy``)."""
 from __future__ import annotations
@@ -73,6 +73,39 @@ def cnn_forward(lax, xnp):
     return f
 
 
+def _value_and_grad(lax):
+    """The module pair's own value_and_grad: JAX's, or numxla's autodiff."""
+    if lax.__name__.startswith("jax"):
+        import jax
+        return jax.value_and_grad
+    from autodiff import value_and_grad
+    return value_and_grad
+
+
+def mlp_train_step(lax, xnp):
+    """jit(value_and_grad(loss)) of the MLP forward: mean cross-entropy
+    against one-hot labels; returns the loss and the gradient of every weight."""
+    forward = mlp_forward(lax, xnp)
+
+    def loss(params, x, one_hot):
+        return -xnp.sum(forward(params, x) * one_hot) / x.shape[0]
+    return _value_and_grad(lax)(loss)
+
+
+def cnn_train_step(lax, xnp):
+    """jit(value_and_grad(loss)) of the CNN forward (conv, batch norm, relu,
+    max pool, dense): mean cross-entropy against one-hot labels."""
+    forward = cnn_forward(lax, xnp)
+
+    def loss(params, x, one_hot):
+        return -xnp.sum(log_softmax(xnp, forward(params, x)) * one_hot) / x.shape[0]
+    return _value_and_grad(lax)(loss)
+
+
+def _one_hot(n, classes=10):
+    return np.eye(classes, dtype=np.float32)[_rng().integers(0, classes, n)]
+
+
 def call_overhead(lax, xnp):
     return lambda x: x * 2 + 1
 
@@ -110,6 +143,10 @@ WORKLOADS = [
     Workload("MLP forward 256x784", mlp_forward, lambda: (mlp_params(), _f32(256, 784))),
     Workload("CNN forward 32x32x32x16", cnn_forward, lambda: (cnn_params(), _f32(32, 32, 32, 16)), numpy=False),
     Workload("call overhead x*2+1 (8)", call_overhead, lambda: (_f32(8),)),
+    Workload("MLP train step 256x784", mlp_train_step,
+             lambda: (mlp_params(), _f32(256, 784), _one_hot(256)), numpy=False),
+    Workload("CNN train step 32x32x32x16", cnn_train_step,
+             lambda: (cnn_params(), _f32(32, 32, 32, 16), _one_hot(32)), numpy=False),
 ]
 
 # Issue 4's targets: the most numxla time / JAX time may be, per workload.
@@ -121,6 +158,8 @@ TARGETS = {
     "MLP forward 256x784": 1.0,
     "CNN forward 32x32x32x16": 1.2,
     "call overhead x*2+1 (8)": 1.0,
+    "MLP train step 256x784": 1.0,          # issue 5
+    "CNN train step 32x32x32x16": 1.2,      # issue 5
     "compile MLP forward, cold cache": 3.0,
     "compile MLP forward, warm cache": 0.5,   # against JAX's cold compile
 }
