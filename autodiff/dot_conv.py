@@ -82,23 +82,33 @@ def _dot_transpose(ct, other, operand, *, own, others, operand_is_lhs, precision
                    preferred_element_type):
     """The cotangent of one operand of ``dot_general``: ``ct`` (batch, lhs
     free, rhs free) contracted with ``other`` over the other operand's free
-    dimensions, batched over the batch dimensions; the result (batch,
-    operand free, operand contracting in the other's order) is transposed
-    into the operand's dimension order.  ``own``/``others`` are the
-    (contracting, batch) dimensions of the operand and of the other."""
+    dimensions, batched over the batch dimensions, then transposed into the
+    operand's dimension order if it is not already in it.  ``own``/``others``
+    are the (contracting, batch) dimensions of the operand and of the other."""
     (own_c, own_b), (other_c, other_b) = own, others
     own_free = _free(abstractify(operand).ndim, own_c, own_b)
     other_free = _free(abstractify(other).ndim, other_c, other_b)
     nb = len(own_b)
     first = nb if not operand_is_lhs else nb + len(own_free)   # the other's free dims in ct
     ct_other = tuple(range(first, first + len(other_free)))
-    dims = ((ct_other, tuple(other_free)), (tuple(range(nb)), tuple(other_b)))
     ct, other = _common_type(ct, other)
-    out = dot_general_p.bind(ct, other, dimension_numbers=dims, precision=precision,
-                             preferred_element_type=preferred_element_type)
-    # result: batch (own_b), own free, own contracting ordered as other_c ascending
+    # (ct, other) gives (batch, own free, own contracting in the other's
+    # order); (other, ct) gives (batch, own contracting, own free): take the
+    # order that needs no transpose when there is one (dW = x^T ct for x @ W).
     contract_order = [own_c[i] for i in _argsort(other_c)]
-    out = lax.transpose(out, _argsort(list(own_b) + own_free + contract_order))
+    ct_first = list(own_b) + own_free + contract_order
+    other_first = list(own_b) + contract_order + own_free
+    kw = dict(precision=precision, preferred_element_type=preferred_element_type)
+    if other_first == sorted(other_first) and ct_first != sorted(ct_first):
+        dims = ((tuple(other_free), ct_other), (tuple(other_b), tuple(range(nb))))
+        out = dot_general_p.bind(other, ct, dimension_numbers=dims, **kw)
+        order = other_first
+    else:
+        dims = ((ct_other, tuple(other_free)), (tuple(range(nb)), tuple(other_b)))
+        out = dot_general_p.bind(ct, other, dimension_numbers=dims, **kw)
+        order = ct_first
+    if order != sorted(order):
+        out = lax.transpose(out, _argsort(order))
     return _as_type_of(out, operand)
 
 
