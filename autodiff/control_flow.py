@@ -34,7 +34,7 @@ from tracer.shapes import PrimitiveType as PT
 from .batching import vmap_flat
 from .forward import jvp_flat
 from .reverse import vjp_flat
-from .rules import Zero, add_tangents, batch_rules, bdim_size, instantiate, \
+from .rules import Zero, add_tangents, batch_by_loop, batch_rules, bdim_size, instantiate, \
     is_differentiable_type, is_zero, jvp_rules, move_batch_dim, vjp_forward_rules, vjp_rules, \
     zeros_like_aval
 
@@ -639,8 +639,8 @@ def _map_batch(args, dims, *, computation, dimensions, num_consts):
     na = len(args) - num_consts
     c_avals = computation.in_avals[na:]
     if any(d is not None and a.ndim for d, a in zip(dims[na:], c_avals)):
-        return _map_batch_loop(args, dims, size, computation=computation,
-                               dimensions=dimensions, num_consts=num_consts)
+        return batch_by_loop(cf.map_p, args, dims, computation=computation,
+                             dimensions=dimensions, num_consts=num_consts)
     arrays = [move_batch_dim(x, d, 0, size) for x, d in zip(args[:na], dims[:na])]
     full = abstractify(arrays[0]).dimensions
     promoted = [i for i, d in enumerate(dims[na:]) if d is not None]
@@ -664,21 +664,6 @@ def _map_batch(args, dims, *, computation, dimensions, num_consts):
     static = [consts[i] for i in kept] + extra
     outs = cf.map_p.bind(*arrays, *static, computation=graph,
                          dimensions=tuple(range(len(full))), num_consts=len(static))
-    return outs, [0] * len(outs)
-
-
-def _map_batch_loop(args, dims, size, *, computation, dimensions, num_consts):
-    """One map per batch element, in a scan over the batch."""
-    batched = [i for i, d in enumerate(dims) if d is not None]
-
-    def one(slices):
-        full = list(args)
-        for i, s in zip(batched, slices):
-            full[i] = s
-        return list(cf.map_p.bind(*full, computation=computation, dimensions=dimensions,
-                                  num_consts=num_consts))
-
-    outs = lax.map_sequential(one, [move_batch_dim(args[i], dims[i], 0, size) for i in batched])
     return outs, [0] * len(outs)
 
 

@@ -50,7 +50,7 @@ from tracer.shapes import PrimitiveType as PT
 from .batching import BatchInterpreter, BatchTracer
 from .forward import jvp_flat
 from .reverse import vjp_flat
-from .rules import Zero, batch_rules, bdim_size, instantiate, is_differentiable_type, is_zero, \
+from .rules import Zero, batch_by_loop, batch_rules, bdim_size, instantiate, is_differentiable_type, is_zero, \
     jvp_rules, linear_jvp, move_batch_dim, register_non_differentiable, vjp_forward_rules, \
     vjp_rules, zeros_like_aval
 
@@ -204,18 +204,7 @@ def _custom_call_vjp(cts, fwd, *operands, **params):
 def _custom_call_batch(args, dims, **params):
     """A sequential loop, one call per batch element (the target only knows
     the unbatched shapes); unbatched operands are shared."""
-    size = bdim_size(args, dims)
-    batched = [i for i, d in enumerate(dims) if d is not None]
-    xs = [move_batch_dim(args[i], dims[i], 0, size) for i in batched]
-
-    def one(slices):
-        operands = list(args)
-        for i, s in zip(batched, slices):
-            operands[i] = s
-        return tuple(se.custom_call_p.bind(*operands, **params))
-
-    outs = lax.map_sequential(one, xs)
-    return outs, (0,) * len(outs)
+    return batch_by_loop(se.custom_call_p, args, dims, **params)
 
 
 jvp_rules[se.custom_call_p] = _custom_call_jvp

@@ -22,12 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 import primitives as lax
-from primitives import control_flow as cf
 from primitives import reductions as red
 from tracer.core import abstractify
 from tracer.graph import eval_graph
 
-from .rules import Forward, batch_rules, instantiate, jvp_rules, linear_jvp, move_batch_dim, \
+from .rules import Forward, batch_by_loop, batch_rules, instantiate, jvp_rules, linear_jvp, move_batch_dim, \
     register_non_differentiable, vjp_rules
 
 
@@ -220,7 +219,8 @@ def _reduce_batch(args, dims, *, computation, dimensions):
     n = len(computation.out_avals)
     size = next(abstractify(a).dimensions[d] for a, d in zip(args, dims) if d is not None)
     if any(d is not None for d in dims[2 * n:]):
-        return _reduce_loop(args, dims, size, computation, dimensions), (0,) * n
+        return batch_by_loop(red.reduce_p, args, dims, computation=computation,
+                             dimensions=dimensions)
     if any(d is not None for d in dims[n:2 * n]):
         return _reduce_with_batched_inits(args, dims, size, computation, dimensions), (0,) * n
     d = next(d for d in dims[:n] if d is not None)
@@ -264,18 +264,6 @@ def _reduce_with_batched_inits(args, dims, size, computation, dimensions):
     outs = lax.reduce((*rows, present), tuple(empty), lifted, (len(rest),))
     return tuple(outs[:n])
 
-
-def _reduce_loop(args, dims, size, computation, dimensions):
-    batched = [i for i, d in enumerate(dims) if d is not None]
-    xs = [move_batch_dim(args[i], dims[i], 0, size) for i in batched]
-
-    def one(slices):
-        full = list(args)
-        for i, s in zip(batched, slices):
-            full[i] = s
-        return tuple(red.reduce_p.bind(*full, computation=computation, dimensions=dimensions))
-
-    return cf.map_sequential(one, xs)
 
 
 jvp_rules[red.reduce_p] = _reduce_jvp

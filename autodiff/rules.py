@@ -43,7 +43,7 @@ from tracer.shapes import PrimitiveType
 __all__ = ["jvp_rules", "vjp_rules", "vjp_forward_rules", "batch_rules", "non_differentiable",
            "Zero", "Forward", "float0", "is_zero", "instantiate", "zeros_like_aval", "scalar_like",
            "add_tangents", "is_differentiable_type", "register_non_differentiable",
-           "linear_jvp", "move_batch_dim", "bdim_size"]
+           "linear_jvp", "move_batch_dim", "bdim_size", "batch_by_loop"]
 
 jvp_rules: dict[Primitive, Callable[..., Any]] = {}
 vjp_rules: dict[Primitive, Callable[..., Any]] = {}
@@ -185,3 +185,24 @@ def move_batch_dim(x: Any, dim: int | None, to: int, size: int) -> Any:
     perm = [i for i in range(aval.ndim) if i != dim]
     perm.insert(to, dim)
     return transpose(x, tuple(perm))
+
+
+def batch_by_loop(prim: Primitive, args: Sequence[Any], dims: Sequence[int | None],
+                  **params: Any) -> tuple[Any, Any]:
+    """vmap by a sequential loop over the batch (a scan), for the few cases
+    with no batched form (a custom call, a batched value an op takes only as
+    a scalar or closes over); results are batched at 0."""
+    from primitives import map_sequential
+    size = bdim_size(args, dims)
+    which = [i for i, d in enumerate(dims) if d is not None]
+    xs = tuple(move_batch_dim(args[i], dims[i], 0, size) for i in which)
+
+    def one(slices):
+        full = list(args)
+        for i, v in zip(which, slices):
+            full[i] = v
+        out = prim.bind(*full, **params)
+        return tuple(out) if prim.multiple_results else out
+
+    out = map_sequential(one, xs)
+    return (tuple(out), (0,) * len(out)) if prim.multiple_results else (out, 0)

@@ -43,7 +43,7 @@ from tracer.core import AbstractValue, abstractify, array_value, bf16_array
 from tracer.graph import Graph
 from tracer.shapes import PrimitiveType as PT
 
-from .rules import Zero, add_tangents, batch_rules, bdim_size, instantiate, is_zero, \
+from .rules import Zero, add_tangents, batch_by_loop, batch_rules, bdim_size, instantiate, is_zero, \
     jvp_rules, linear_jvp, move_batch_dim, vjp_rules, zeros_like_aval
 
 __all__ = ["select_and_gather", "scatter_to_selected"]
@@ -407,24 +407,6 @@ def _common_dim(args, dims) -> tuple[list[Any], int]:
     return [move_batch_dim(x, d, at, size) for x, d in zip(args, dims)], at
 
 
-def _loop_batch(prim, args, dims, params):
-    """vmap by a sequential map over the batch: for init values or captured
-    values that are batched, which a window op takes only as scalars."""
-    size = bdim_size(args, dims)
-    which = [i for i, d in enumerate(dims) if d is not None]
-    xs = tuple(move_batch_dim(args[i], dims[i], 0, size) for i in which)
-
-    def one(slices):
-        full = list(args)
-        for i, v in zip(which, slices):
-            full[i] = v
-        out = prim.bind(*full, **params)
-        return tuple(out) if prim.multiple_results else out
-
-    out = lax.map_sequential(one, xs)
-    return (tuple(out), (0,) * len(out)) if prim.multiple_results else (out, 0)
-
-
 def _window_batch(prim, n_window_operands: int | None = None):
     """Batch a window op whose first ``n`` operands are windowed arrays (all
     operands by default); the rest (init values, captured values) must be
@@ -432,7 +414,7 @@ def _window_batch(prim, n_window_operands: int | None = None):
     def rule(args, dims, **params):
         n = len(args) if n_window_operands is None else n_window_operands(params)
         if any(d is not None for d in dims[n:]):
-            return _loop_batch(prim, args, dims, params)
+            return batch_by_loop(prim, args, dims, **params)
         moved, at = _common_dim(args[:n], dims[:n])
         out = prim.bind(*moved, *args[n:], **_insert_window(params, at))
         return out, ((at,) * len(out) if prim.multiple_results else at)
