@@ -132,6 +132,22 @@ def _join_weak(avals: Sequence[AbstractValue], *others: Sequence[AbstractValue]
             for i, a in enumerate(avals)]
 
 
+def _promote_weak_carry(leaves: list[Any], avals: list[AbstractValue],
+                        body_out: Sequence[AbstractValue]) -> bool:
+    """A weakly typed initial carry (a Python scalar) takes the type the
+    body gives that carry, as in JAX (``scan(f, 1.0, xs_f64)``); the lists are
+    updated in place.  Returns whether anything changed (re-trace the body)."""
+    from .elementwise import convert_element_type
+    changed = False
+    for i, (a, out) in enumerate(zip(avals, body_out)):
+        if a.weak_type and a.shape.is_array and out.shape.is_array and \
+                a.dimensions == out.dimensions and a.element_type is not out.element_type:
+            leaves[i] = convert_element_type(leaves[i], out.element_type)
+            avals[i] = array_value(out.element_type, a.dimensions)
+            changed = True
+    return changed
+
+
 def _is_scalar(aval: AbstractValue, t: PT) -> bool:
     return aval.element_type is t and aval.shape.is_array and aval.ndim == 0
 
@@ -187,8 +203,10 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     last ``val``.  ``val`` is a pytree whose types the body must keep."""
     leaves, avals, tree = _flat_avals(init_val)
     in_tree = pytree.tree_structure((init_val,))  # both functions take the carry as one argument
-    cond = trace_computation(cond_fun, avals, name="while_cond", in_tree=in_tree)
     body = trace_computation(body_fun, avals, name="while_body", in_tree=in_tree)
+    if _promote_weak_carry(leaves, avals, body.graph.out_avals):
+        body = trace_computation(body_fun, avals, name="while_body", in_tree=in_tree)
+    cond = trace_computation(cond_fun, avals, name="while_cond", in_tree=in_tree)
     if body.graph.out_tree != tree:
         raise ShapeError("while", f"body_fun must return the carry's structure {tree}, "
                                   f"got {body.graph.out_tree}")
@@ -413,6 +431,8 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     slices = [array_value(a.element_type, a.dimensions[1:]) for a in xs_avals]
     in_tree = pytree.tree_structure((init, xs))  # f(carry, x): x has xs's structure
     comp = trace_computation(f, carry_avals + slices, name="scan_body", in_tree=in_tree)
+    if _promote_weak_carry(init_leaves, carry_avals, comp.graph.out_avals):
+        comp = trace_computation(f, carry_avals + slices, name="scan_body", in_tree=in_tree)
     out_tree = comp.graph.out_tree
     if out_tree.node_type not in (tuple, list) or len(out_tree.children) != 2:
         raise ShapeError("scan", f"f must return a pair (carry, y), got {out_tree}")

@@ -470,3 +470,20 @@ CASES = [c for c in load_cases() if c["op"] in ("while", "if", "case", "call", "
 @pytest.mark.parametrize("wrap", [None, traced], ids=["eager", "traced"])
 def test_conformance_case(case, wrap):
     check_results(case, run_case_locally(case, wrap))
+
+
+def test_weakly_typed_initial_carry_takes_the_body_type():
+    """scan/while_loop/fori_loop with a Python-scalar init and f64 work (as JAX)."""
+    import primitives as lax
+    v = np.arange(1.0, 6.0)
+    carry, ys = lax.scan(lambda c, x: (c * 0.5 + x, c), 1.0, v)
+    expected, c = [], 1.0
+    for x in v:
+        expected.append(c)
+        c = c * 0.5 + x
+    assert np.asarray(carry).dtype == np.float64 and float(carry) == c
+    np.testing.assert_array_equal(ys, expected)
+    out = lax.while_loop(lambda c: c < 10, lambda c: c * 2.0 + v[0], 1.0)
+    assert float(out) == 15.0
+    total = lax.fori_loop(0, 3, lambda i, c: c + lax.convert_element_type(i, np.float64), 0.0)
+    assert np.asarray(total).dtype == np.float64 and float(total) == 3.0
