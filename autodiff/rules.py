@@ -37,7 +37,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tracer.core import AbstractValue, Primitive, abstractify, bf16_array
+from tracer.core import FLOAT0, AbstractValue, Primitive, abstractify, bf16_array
 from tracer.shapes import PrimitiveType
 
 __all__ = ["jvp_rules", "vjp_rules", "vjp_forward_rules", "batch_rules", "non_differentiable",
@@ -51,8 +51,7 @@ vjp_forward_rules: dict[Primitive, Callable[..., Any]] = {}
 batch_rules: dict[Primitive, Callable[..., Any]] = {}
 non_differentiable: set[Primitive] = set()
 
-# JAX's dtype of the tangent of an integer or boolean value: no data at all.
-float0 = np.dtype([("float0", np.void, 0)])
+float0 = FLOAT0   # JAX's name for the tangent type of integers (no data at all)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tracer import pytree
-from tracer.core import AbstractValue, Tracer, abstractify, dynamic_array, runtime_sizes
+from tracer.core import AbstractValue, Tracer, abstractify, dynamic_array, is_float0, runtime_sizes
 from tracer.graph import Graph
 from tracer.printer import graph_to_text, subgraphs
 from tracer.shapes import PrimitiveType, Shape
@@ -311,7 +311,16 @@ class JittedFunction:
     # -- tracing and compiling ------------------------------------------------------
     def _trace(self, signature: Signature, dyn_args: tuple, dyn_kwargs: dict) -> Graph:
         hints = _argument_names(self.fn, dyn_args, dyn_kwargs, signature.static_args)
-        return trace_with_signature(self.fn, signature, name=self.__name__, hints=hints)
+        box: dict[str, Any] = {}
+
+        def without_float0(*args: Any, **kwargs: Any) -> list[Any]:
+            leaves, box["tree"] = pytree.flatten(self.fn(*args, **kwargs))
+            box["float0"] = {i: x for i, x in enumerate(leaves) if is_float0(x)}
+            return [x for x in leaves if not is_float0(x)]
+
+        graph = trace_with_signature(without_float0, signature, name=self.__name__, hints=hints)
+        graph.out_tree = _OutputTree(box["tree"], box["float0"])
+        return graph
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         signature, _, dyn_args, dyn_kwargs = self._signature(args, kwargs)
@@ -360,6 +369,26 @@ class JittedFunction:
     def cache_size(self) -> int:
         """How many signatures have been compiled."""
         return len(self._cache)
+
+
+class _OutputTree:
+    """A traced function's output structure, with the float0 results (the
+    gradients of integer inputs: no data) that are not graph outputs put
+    back when the graph's results are unflattened."""
+
+    def __init__(self, tree: pytree.TreeDef, float0: dict[int, np.ndarray]):
+        self.tree = tree
+        self.float0 = float0
+
+    def unflatten(self, flat: Sequence[Any]) -> Any:
+        if not self.float0:
+            return self.tree.unflatten(flat)
+        it = iter(flat)
+        return self.tree.unflatten([self.float0[i] if i in self.float0 else next(it)
+                                    for i in range(self.tree.num_leaves)])
+
+    def __str__(self) -> str:
+        return str(self.tree)
 
 
 def jit(fn: Callable | None = None, *, static_argnums: int | Sequence[int] | None = None,

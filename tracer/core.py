@@ -33,7 +33,7 @@ __all__ = [
     "current_interpreter", "set_interpreter", "TracerError",
     "ConcretizationError", "LeakedTracerError", "ShapeError", "OPERATORS",
     "DEFAULT_FLOAT", "DEFAULT_INT", "BF16Array", "bf16_array", "DynamicArray", "dynamic_array",
-    "runtime_sizes",
+    "runtime_sizes", "FLOAT0", "is_float0",
 ]
 
 # Python scalars are weakly typed (as in JAX without x64): their dtype
@@ -41,6 +41,15 @@ __all__ = [
 DEFAULT_INT = PrimitiveType.S32
 DEFAULT_FLOAT = PrimitiveType.F32
 DEFAULT_COMPLEX = PrimitiveType.C64
+
+# JAX's dtype of the tangent of an integer or boolean value: it carries no
+# data.  Such arrays are never graph values: transforms produce them and
+# ``jit`` hands them back around the compiled graph.
+FLOAT0 = np.dtype([("float0", np.void, 0)])
+
+
+def is_float0(x: Any) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype == FLOAT0
 
 
 # --------------------------------------------------------------------------

@@ -66,6 +66,15 @@ def test_integer_inputs_get_float0_cotangents():
     assert t.dtype == float0
 
 
+def test_jit_of_grad_hands_back_float0_results():
+    def f(x, n):
+        return xnp.sum(x * lax.convert_element_type(n, np.float64))
+
+    gx, gn = jit(grad(f, argnums=(0, 1)))(X, np.array([1, 2, 3], np.int32))
+    np.testing.assert_allclose(np.asarray(gx), [1.0, 2.0, 3.0])
+    assert gn.dtype == float0 and gn.shape == (3,)
+
+
 def test_unused_inputs_get_zero_gradients():
     g = grad(lambda x, y: xnp.sum(x * 2.0), argnums=(0, 1))(X, np.ones(4))
     np.testing.assert_allclose(g[0], 2.0)
