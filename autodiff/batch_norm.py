@@ -27,13 +27,12 @@ import numpy as np
 
 import primitives as lax
 from primitives import batch_norm as bn
-from tracer.core import abstractify, bf16_array
-from tracer.shapes import PrimitiveType as PT
+from tracer.core import abstractify
 
 from .forward import jvp_flat
 from .reverse import vjp_flat
 from .rules import Zero, add_tangents, batch_rules, bdim_size, instantiate, is_zero, \
-    jvp_rules, move_batch_dim, vjp_rules
+    jvp_rules, move_batch_dim, scalar_like, shift_axes, vjp_rules
 
 __all__ = []
 
@@ -44,15 +43,10 @@ class _Layout:
     """Broadcasts and reductions between per-feature vectors and the operand."""
 
     def __init__(self, x: Any, feature_index: int):
-        aval = abstractify(x)
-        self.dims, self.axis, self.type = aval.dimensions, feature_index, aval.element_type
+        self.aval = aval = abstractify(x)
+        self.dims, self.axis = aval.dimensions, feature_index
         self.others = tuple(d for d in range(aval.ndim) if d != feature_index)
         self.count = int(np.prod([self.dims[d] for d in self.others], dtype=np.int64))
-
-    def const(self, value: float) -> Any:
-        if self.type is PT.BF16:
-            return bf16_array(np.float32(value))
-        return np.asarray(value, self.type.numpy_dtype)
 
     def col(self, v: Any) -> Any:
         """A per-feature vector broadcast along the feature dimension."""
@@ -62,16 +56,10 @@ class _Layout:
         return lax.reduce_sum(x, self.others)
 
     def mean(self, x: Any) -> Any:
-        return lax.div(self.sum(x), self.const(self.count))
+        return lax.div(self.sum(x), scalar_like(self.aval, self.count))
 
     def inv_std(self, var: Any, epsilon: float) -> Any:
-        return lax.rsqrt(lax.add(var, self.const(epsilon)))
-
-
-def _mul_if(a: Any, b: Any) -> Any:
-    """``a * b`` with symbolic zeros."""
-    return Zero(abstractify(b if is_zero(a) else a)) if is_zero(a) or is_zero(b) \
-        else lax.mul(a, b)
+        return lax.rsqrt(lax.add(var, scalar_like(self.aval, epsilon)))
 
 
 # -- batch_norm_training ------------------------------------------------------------------
@@ -87,9 +75,9 @@ def _training_jvp(primals, tangents, *, epsilon, feature_index):
     ty, tmu, tvar = Zero(abstractify(y)), Zero(stats), Zero(stats)
     if not is_zero(tx):
         tmu = f.mean(tx)
-        tvar = lax.mul(f.const(2), f.mean(lax.mul(xc, tx)))
+        tvar = lax.mul(scalar_like(f.aval, 2), f.mean(lax.mul(xc, tx)))
         # scale inv (tx - tmu) - scale inv^3 tvar / 2 xc
-        half = lax.mul(lax.mul(inv, inv), lax.mul(f.const(0.5), tvar))
+        half = lax.mul(lax.mul(inv, inv), lax.mul(scalar_like(f.aval, 0.5), tvar))
         inner = lax.sub(lax.sub(tx, f.col(tmu)), lax.mul(xc, f.col(half)))
         ty = lax.mul(f.col(lax.mul(scale, inv)), inner)
     if not is_zero(tscale):
@@ -111,10 +99,11 @@ def _training_vjp(cts, fwd, x, scale, offset, *, epsilon, feature_index):
             x, scale, mu, var, ct_y, epsilon=epsilon, feature_index=feature_index)
     if fwd.wants[0]:
         if not is_zero(ct_mu):
-            dx = add_tangents(dx, f.col(lax.div(ct_mu, f.const(f.count))))
+            dx = add_tangents(dx, f.col(lax.div(ct_mu, scalar_like(f.aval, f.count))))
         if not is_zero(ct_var):
             xc = lax.sub(x, f.col(mu))
-            dx = add_tangents(dx, lax.mul(xc, f.col(lax.mul(ct_var, f.const(2 / f.count)))))
+            two_over_n = scalar_like(f.aval, 2 / f.count)
+            dx = add_tangents(dx, lax.mul(xc, f.col(lax.mul(ct_var, two_over_n))))
     return tuple(c if want else None for c, want in zip((dx, dscale, doffset), fwd.wants))
 
 
@@ -134,9 +123,10 @@ def _inference_jvp(primals, tangents, *, epsilon, feature_index):
     # d y = scale inv (tx - tmean) + xc (tscale inv - scale inv^3 tvar / 2) + toffset
     centred = tx if is_zero(tmean) else lax.sub(instantiate(tx), f.col(tmean))
     ty = Zero(abstractify(y)) if is_zero(centred) else lax.mul(f.col(scale_inv), centred)
-    per_feature = _mul_if(tscale, inv)
+    per_feature = tscale if is_zero(tscale) else lax.mul(tscale, inv)
     if not is_zero(tvar):
-        dvar = lax.mul(lax.mul(scale_inv, lax.mul(inv, inv)), lax.mul(f.const(-0.5), tvar))
+        dvar = lax.mul(lax.mul(scale_inv, lax.mul(inv, inv)),
+                       lax.mul(scalar_like(f.aval, -0.5), tvar))
         per_feature = add_tangents(per_feature, dvar)
     if not is_zero(per_feature):
         ty = add_tangents(ty, lax.mul(xc, f.col(per_feature)))
@@ -152,15 +142,13 @@ def _inference_vjp(ct, fwd, x, scale, offset, mean, var, *, epsilon, feature_ind
     xc = lax.sub(x, f.col(mean))
     sum_ct = f.sum(ct)
     sum_ct_xc = f.sum(lax.mul(ct, xc))
-    grads: dict[int, Callable[[], Any]] = {
-        0: lambda: lax.mul(ct, f.col(scale_inv)),
-        1: lambda: lax.mul(sum_ct_xc, inv),
-        2: lambda: sum_ct,
-        3: lambda: lax.neg(lax.mul(sum_ct, scale_inv)),
-        4: lambda: lax.mul(lax.mul(sum_ct_xc, lax.mul(scale_inv, lax.mul(inv, inv))),
-                           f.const(-0.5)),
-    }
-    return tuple(grads[i]() if want else None for i, want in enumerate(fwd.wants))
+    wants = fwd.wants
+    return (lax.mul(ct, f.col(scale_inv)) if wants[0] else None,
+            lax.mul(sum_ct_xc, inv) if wants[1] else None,
+            sum_ct if wants[2] else None,
+            lax.neg(lax.mul(sum_ct, scale_inv)) if wants[3] else None,
+            lax.mul(lax.mul(sum_ct_xc, lax.mul(scale_inv, lax.mul(inv, inv))),
+                    scalar_like(f.aval, -0.5)) if wants[4] else None)
 
 
 jvp_rules[bn.batch_norm_inference_p] = _inference_jvp
@@ -176,7 +164,7 @@ def _grad_formula(epsilon: float, feature_index: int) -> Callable[..., list[Any]
         inv = f.inv_std(var, epsilon)
         xc = lax.sub(x, f.col(mean))
         sum_dy_xc = f.sum(lax.mul(dy, xc))
-        c = lax.mul(lax.div(sum_dy_xc, f.const(f.count)), lax.mul(inv, inv))
+        c = lax.mul(lax.div(sum_dy_xc, scalar_like(f.aval, f.count)), lax.mul(inv, inv))
         d = f.mean(dy)
         inner = lax.sub(lax.sub(dy, f.col(d)), lax.mul(f.col(c), xc))
         return [lax.mul(f.col(lax.mul(scale, inv)), inner), lax.mul(sum_dy_xc, inv), f.sum(dy)]
@@ -232,16 +220,17 @@ def _folding_batch(prim, operand_args: tuple[int, ...]) -> Callable[..., Any]:
     return rule
 
 
+_inference_fold = _folding_batch(bn.batch_norm_inference_p, (0,))
+
+
 def _inference_batch(args, dims, *, epsilon, feature_index):
     """A batched operand with unbatched statistics: the batch is one more
     normalised dimension.  Otherwise fold."""
     if all(d is None for d in dims[1:]):
         d = dims[0]
-        return bn.batch_norm_inference_p.bind(
-            *args, epsilon=epsilon,
-            feature_index=feature_index + (1 if d <= feature_index else 0)), d
-    return _folding_batch(bn.batch_norm_inference_p, (0,))(args, dims, epsilon=epsilon,
-                                                           feature_index=feature_index)
+        (shifted,) = shift_axes((feature_index,), d)
+        return bn.batch_norm_inference_p.bind(*args, epsilon=epsilon, feature_index=shifted), d
+    return _inference_fold(args, dims, epsilon=epsilon, feature_index=feature_index)
 
 
 batch_rules[bn.batch_norm_training_p] = _folding_batch(bn.batch_norm_training_p, (0,))

@@ -17,7 +17,7 @@ from tracer.core import Interpreter, Primitive, Tracer, abstractify, array_value
 
 from .rules import batch_rules, move_batch_dim
 
-__all__ = ["vmap", "vmap_flat", "BatchInterpreter", "BatchTracer"]
+__all__ = ["vmap", "vmap_flat", "batch_flat", "BatchInterpreter", "BatchTracer"]
 
 
 class BatchTracer(Tracer):
@@ -81,26 +81,35 @@ class BatchInterpreter(Interpreter):
         return BatchTracer(self, value, dim)
 
 
+def batch_flat(fn: Callable[..., Sequence[Any]], args: Sequence[Any],
+               dims: Sequence[int | None], size: int) -> tuple[list[Any], list[int | None]]:
+    """``fn`` run batched on flat ``args`` (batched at ``dims``, ``None``: not
+    batched) by the current interpreter: its results and where their batch
+    dimensions are (``None`` for results that do not depend on the batch)."""
+    interp = BatchInterpreter(size)
+    tracers = [a if d is None else BatchTracer(interp, a, d) for a, d in zip(args, dims)]
+    try:
+        with set_interpreter(interp):
+            outs = list(fn(*tracers))
+    finally:
+        interp.active = False
+    lifted = [interp.lift(o) for o in outs]
+    return [v for v, _ in lifted], [d for _, d in lifted]
+
+
 def vmap_flat(fn: Callable[..., Sequence[Any]], args: Sequence[Any],
               in_dims: Sequence[int | None], out_dims: Any, size: int) -> list[Any]:
     """``fn`` mapped over flat ``args`` (batched at ``in_dims``); results
     batched at ``out_dims``: an int, ``None`` (results must not depend on the
     batch), a list with one entry per result, or a callable giving that list
     once ``fn`` has run."""
-    interp = BatchInterpreter(size)
-    tracers = [a if d is None else BatchTracer(interp, a, d) for a, d in zip(args, in_dims)]
-    try:
-        with set_interpreter(interp):
-            outs = list(fn(*tracers))
-    finally:
-        interp.active = False
+    outs, dims = batch_flat(fn, args, in_dims, size)
     if callable(out_dims):
         out_dims = out_dims()
     if not isinstance(out_dims, (list, tuple)):
         out_dims = [out_dims] * len(outs)
     results = []
-    for o, od in zip(outs, out_dims):
-        value, dim = interp.lift(o)
+    for value, dim, od in zip(outs, dims, out_dims):
         if od is None:
             if dim is not None:
                 raise ValueError("vmap: out_axes=None for an output that depends on the mapped "

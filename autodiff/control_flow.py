@@ -2,7 +2,7 @@
 
 Every op holds sub-graphs; a rule transforms an op by tracing new sub-graphs
 that run the old one (``eval_graph``) under a transform (``jvp_flat``,
-``vjp_flat``, ``vmap_flat``) and binding the same op on them.  Tangents,
+``vjp_flat``, ``batch_flat``/``vmap_flat``) and binding the same op on them.  Tangents,
 cotangents and batch information travel as extra operands, in the slots the
 op already has (a scan's carry gets the carry tangents, its consts the
 tangents of the consts); values the new sub-graphs capture go to the consts.
@@ -16,7 +16,9 @@ tangents of the consts); values the new sub-graphs capture go to the consts.
   per-iteration carries that the forward scan stacks, recomputing each
   iteration's forward to apply its VJP.
 * ``call`` through its computation; ``map`` element-wise (the map of the
-  scalar JVP / VJP; batching adds a mapped dimension).
+  scalar JVP / VJP; batching adds a mapped dimension, or, when a static
+  operand that is an array is batched, loops over the batch with
+  ``rules.batch_by_loop``).
 """
 from __future__ import annotations
 
@@ -27,11 +29,11 @@ import numpy as np
 import primitives as lax
 from primitives import control_flow as cf
 from primitives._subgraph import Computation, trace_computation
-from tracer.core import AbstractValue, abstractify, array_value, current_interpreter
+from tracer.core import AbstractValue, abstractify, array_value
 from tracer.graph import Graph, eval_graph
 from tracer.shapes import PrimitiveType as PT
 
-from .batching import vmap_flat
+from .batching import batch_flat, vmap_flat
 from .forward import jvp_flat
 from .reverse import vjp_flat
 from .rules import Zero, add_tangents, batch_by_loop, batch_rules, bdim_size, instantiate, \
@@ -59,10 +61,6 @@ def _expand(mask: Sequence[bool], xs: Sequence[Any], avals: Sequence[AbstractVal
     """The inverse of ``_pick``: ``Zero`` where ``mask`` is False."""
     it = iter(xs)
     return [next(it) if m else Zero(a) for m, a in zip(mask, avals)]
-
-
-def _diff(aval: AbstractValue) -> bool:
-    return is_differentiable_type(aval)
 
 
 def _batched_aval(aval: AbstractValue, size: int) -> AbstractValue:
@@ -96,10 +94,11 @@ def _jvp_graph(graph: Graph, in_sizes: Sequence[int], nz_in: Sequence[bool],
                 tangents[i] = next(it) if nz_in[i] else Zero(in_avals[i])
         outs, t_outs = jvp_flat(lambda *a: eval_graph(graph, *a), primals, tangents)
         nz = [not is_zero(t) for t in t_outs]
-        emit = [(n if e is None else e) and _diff(a) for n, e, a in zip(nz, emit_out, out_avals)]
+        emit = [(n if e is None else e) and is_differentiable_type(a)
+                for n, e, a in zip(nz, emit_out, out_avals)]
         box.update(nz=nz, emit=emit)
         return [x for g in out_groups for x in [outs[i] for i in g]
-                + [instantiate(t_outs[i], out_avals[i]) for i in g if emit[i]]]
+                + [instantiate(t_outs[i]) for i in g if emit[i]]]
 
     comp = trace_computation(fn, avals, name=name)
     return comp, box["nz"], box["emit"]
@@ -118,7 +117,7 @@ def _jvp_loop_body(body: Graph, in_sizes: Sequence[int], nz_in: list[bool], num_
         emit = list(nz_carry) + [None] * (n_out - num_carry)
         comp, nz_out, emitted = _jvp_graph(body, in_sizes, nz_in, [num_carry, n_out - num_carry],
                                            emit, name)
-        grown = [a or (b and _diff(av)) for a, b, av in
+        grown = [a or (b and is_differentiable_type(av)) for a, b, av in
                  zip(nz_carry, nz_out[:num_carry], body.in_avals[:num_carry])]
         if grown == nz_carry:
             return comp, nz_carry, emitted[num_carry:]
@@ -137,17 +136,10 @@ def _batch_call(graph: Graph, args: Sequence[Any], dims: Sequence[int | None], s
     """``graph`` run batched on the current interpreter: results batched at 0
     where they depend on the batch or ``force`` says so, unbatched otherwise.
     Returns the results and which of them depended on the batch."""
-    box: dict[str, list[bool]] = {}
-
-    def fn(*a):
-        outs = eval_graph(graph, *a)
-        interp = current_interpreter()
-        box["b"] = [interp.lift(o)[1] is not None for o in outs]
-        return outs
-
-    outs = vmap_flat(fn, args, dims,
-                     lambda: [0 if b or f else None for b, f in zip(box["b"], force)], size)
-    return outs, box["b"]
+    outs, out_dims = batch_flat(lambda *a: eval_graph(graph, *a), args, dims, size)
+    batched = [d is not None for d in out_dims]
+    return ([move_batch_dim(o, d, 0, size) if b or f else o
+             for o, d, b, f in zip(outs, out_dims, batched, force)], batched)
 
 
 def _batch_graph(graph: Graph, in_batched: Sequence[bool], force: Sequence[bool], size: int,
@@ -209,7 +201,7 @@ def _cond_vjp(ct, fwd, selector, *ops, branches, operand_counts):
     ct_nz = [not is_zero(c) for c in ct]
     cts = _pick(ct_nz, ct)
     avals = [abstractify(x) for x in ops]
-    wants = [w and _diff(a) for w, a in zip(fwd.wants[1:], avals)]
+    wants = [w and is_differentiable_type(a) for w, a in zip(fwd.wants[1:], avals)]
     starts = [sum(operand_counts[:b]) for b in range(len(branches))]
     comps = []
     for b, graph in enumerate(branches):
@@ -217,7 +209,7 @@ def _cond_vjp(ct, fwd, selector, *ops, branches, operand_counts):
 
         def fn(*args, graph=graph, lo=lo, hi=hi):
             got = _pullback(graph, args[:hi - lo], _expand(ct_nz, args[hi - lo:], out_avals))
-            return [instantiate(got[j - lo], avals[j]) if lo <= j < hi else
+            return [instantiate(got[j - lo]) if lo <= j < hi else
                     zeros_like_aval(avals[j]) for j in range(len(ops)) if wants[j]]
 
         comps.append(trace_computation(fn, list(graph.in_avals) + [abstractify(c) for c in cts],
@@ -296,7 +288,7 @@ def _while_jvp(primals, tangents, *, cond_graph, body_graph, cond_nconsts, body_
         lambda *a: eval_graph(cond_graph, *a[:nk], *a[nk + n_kt:]),
         k_avals + _pick(nz_carry, k_avals) + list(cond_graph.in_avals[nk:]),
         name=f"{cond_graph.name}_jvp")
-    carry_t = [instantiate(t, a) for t, a, m in zip(kt, k_avals, nz_carry) if m]
+    carry_t = [instantiate(t) for t, m in zip(kt, nz_carry) if m]
     nz_b = [not is_zero(t) for t in bct]
     cond_consts = cc + list(cond.captured)
     body_consts = bc + _pick(nz_b, bct) + list(body.captured)
@@ -390,7 +382,7 @@ def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse
     comp, nz_carry, ys_emit = _jvp_loop_body(body, [num_carry, nx, num_consts], nz_in,
                                              num_carry, f"{body.name}_jvp")
     k_avals = body.in_avals[:num_carry]
-    init_t = [instantiate(t, a) for t, a, m in zip(it, k_avals, nz_carry) if m]
+    init_t = [instantiate(t) for t, m in zip(it, nz_carry) if m]
     new_consts = consts + _pick(nz_in[num_carry + nx:], ct) + list(comp.captured)
     new_xs = xs + _pick(nz_in[num_carry:num_carry + nx], xt)
     outs = cf.scan_p.bind(*new_consts, *init, *init_t, *new_xs, body=comp.graph,
@@ -429,9 +421,9 @@ def _scan_vjp(ct, fwd, *primals, body, num_consts, num_carry, length, reverse):
     k_avals, x_avals, c_avals = _split(body.in_avals, [num_carry, nx, num_consts])
     out_avals = body.out_avals
     wants_c, wants_k, wants_x = _split(fwd.wants, [num_consts, num_carry, nx])
-    dk = [_diff(a) for a in k_avals]                       # carried cotangents
-    dc = [w and _diff(a) for w, a in zip(wants_c, c_avals)]
-    dx = [w and _diff(a) for w, a in zip(wants_x, x_avals)]
+    dk = [is_differentiable_type(a) for a in k_avals]     # carried cotangents
+    dc = [w and is_differentiable_type(a) for w, a in zip(wants_c, c_avals)]
+    dx = [w and is_differentiable_type(a) for w, a in zip(wants_x, x_avals)]
     ct_k, ct_y = list(ct[:num_carry]), list(ct[num_carry:])
     dy = [not is_zero(c) for c in ct_y]
     kept = [a.shape.is_array for a in k_avals]
@@ -445,15 +437,15 @@ def _scan_vjp(ct, fwd, *primals, body, num_consts, num_carry, length, reverse):
                         _expand(dk, g_k, k_avals) + _expand(dy, c_y, out_avals[num_carry:]))
         got_k, got_x, got_c = _split(got, [num_carry, nx, num_consts])
         new_acc = [add_tangents(a, g) for a, g in zip(acc, _pick(dc, got_c))]
-        return ([instantiate(g, a) for g, a in zip(_pick(dk, got_k), _pick(dk, k_avals))]
+        return ([instantiate(g) for g in _pick(dk, got_k)]
                 + new_acc
-                + [instantiate(g, a) for g, a in zip(_pick(dx, got_x), _pick(dx, x_avals))])
+                + [instantiate(g) for g in _pick(dx, got_x)])
 
     avals = (_pick(dk, k_avals) + _pick(dc, c_avals)
              + [a for a, d in zip(out_avals[num_carry:], dy) if d] + _pick(kept, k_avals)
              + list(x_avals) + list(c_avals))
     comp = trace_computation(fn, avals, name=f"{body.name}_vjp")
-    init_ct = [instantiate(c, a) for c, a in zip(_pick(dk, ct_k), _pick(dk, k_avals))]
+    init_ct = [instantiate(c) for c in _pick(dk, ct_k)]
     acc0 = [zeros_like_aval(a) for a in _pick(dc, c_avals)]
     new_consts = consts + list(comp.captured)
     outs = cf.scan_p.bind(*new_consts, *init_ct, *acc0, *_pick(dy, ct_y), *fwd.residuals, *xs,
@@ -517,12 +509,12 @@ def _call_vjp(ct, fwd, *primals, computation):
     ct_nz = [not is_zero(c) for c in ct]
     cts = _pick(ct_nz, ct)
     avals = [abstractify(x) for x in primals]
-    wants = [w and _diff(a) for w, a in zip(fwd.wants, avals)]
+    wants = [w and is_differentiable_type(a) for w, a in zip(fwd.wants, avals)]
     n = len(primals)
 
     def fn(*args):
         got = _pullback(computation, args[:n], _expand(ct_nz, args[n:], computation.out_avals))
-        return [instantiate(g, a) for g, a in zip(_pick(wants, got), _pick(wants, avals))]
+        return [instantiate(g) for g in _pick(wants, got)]
 
     comp = trace_computation(fn, list(computation.in_avals) + [abstractify(c) for c in cts],
                              name=f"{computation.name}_vjp")
@@ -575,7 +567,7 @@ def _map_vjp(ct, fwd, *primals, computation, dimensions, num_consts):
     na = len(primals) - num_consts
     arrays, consts = list(primals[:na]), list(primals[na:])
     avals = [abstractify(x) for x in primals]
-    wants = [w and _diff(a) for w, a in zip(fwd.wants, avals)]
+    wants = [w and is_differentiable_type(a) for w, a in zip(fwd.wants, avals)]
     ct_nz = [not is_zero(c) for c in ct]
     cts = _pick(ct_nz, ct)
     out_avals = computation.out_avals
@@ -586,8 +578,7 @@ def _map_vjp(ct, fwd, *primals, computation, dimensions, num_consts):
         def fn(*args):
             x, c_out, c = _split(args, [na, len(cts), num_consts])
             g = _pullback(computation, x + c, _expand(ct_nz, c_out, out_avals))
-            in_avals = computation.in_avals
-            return [instantiate(gi, a) for gi, a, m in zip(g, in_avals, via_map) if m]
+            return [instantiate(gi) for gi, m in zip(g, via_map) if m]
 
         comp = trace_computation(fn, list(computation.in_avals[:na])
                                  + [a for a, m in zip(out_avals, ct_nz) if m]
@@ -604,7 +595,7 @@ def _map_vjp(ct, fwd, *primals, computation, dimensions, num_consts):
     rest = [i for i in range(na, len(primals)) if wants[i] and not via_map[i]]
     if rest:
         for i, g in zip(rest, _static_cts(computation, arrays, consts, ct, rest, na)):
-            got[i] = instantiate(g, avals[i])
+            got[i] = instantiate(g)
     return tuple(got)
 
 
@@ -612,11 +603,8 @@ def _static_cts(computation: Graph, arrays: list[Any], consts: list[Any], ct: Se
                 rest: Sequence[int], na: int) -> list[Any]:
     """Cotangents of the static operands ``rest`` (indices among all
     operands): the computation vmapped over the flattened elements, pulled back."""
-    n = 1
-    for d in abstractify(arrays[0]).dimensions:
-        n *= d
+    n = abstractify(arrays[0]).size
     flat = [lax.reshape(a, (n,)) for a in arrays]
-    flat_ct = [c if is_zero(c) else lax.reshape(c, (n,)) for c in ct]
 
     def f(*chosen):
         full = list(consts)
@@ -625,9 +613,8 @@ def _static_cts(computation: Graph, arrays: list[Any], consts: list[Any], ct: Se
         return vmap_flat(lambda *a: eval_graph(computation, *a), flat + full,
                          [0] * len(flat) + [None] * len(full), 0, n)
 
-    outs, pullback = vjp_flat(f, [consts[i - na] for i in rest])
-    flat_ct = [Zero(abstractify(o)) if is_zero(c) else c for c, o in zip(flat_ct, outs)]
-    return pullback(flat_ct)
+    _, pullback = vjp_flat(f, [consts[i - na] for i in rest])
+    return pullback([c if is_zero(c) else lax.reshape(c, (n,)) for c in ct])
 
 
 def _map_batch(args, dims, *, computation, dimensions, num_consts):

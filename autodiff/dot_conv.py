@@ -27,8 +27,8 @@ from primitives.dot_conv import ConvDimensionNumbers, conv_general_dilated_p, do
 from primitives.elementwise import promote
 from tracer.core import abstractify, array_value
 
-from .rules import Zero, add_tangents, batch_rules, bdim_size, is_zero, jvp_rules, vjp_rules, \
-    zeros_like_aval
+from .rules import Zero, add_tangents, batch_rules, bdim_size, convert_like, is_zero, jvp_rules, \
+    shift_axes, vjp_rules, zeros_like_aval
 
 __all__ = []
 
@@ -58,11 +58,6 @@ def _common_type(ct: Any, other: Any) -> tuple[Any, Any]:
     if abstractify(ct).element_type is abstractify(other).element_type:
         return ct, other
     return tuple(promote(ct, other))
-
-
-def _as_type_of(x: Any, like: Any) -> Any:
-    """``x`` converted to the element type of the operand ``like``."""
-    return lax.convert_element_type(x, abstractify(like).element_type)
 
 
 def _argsort(seq: Sequence[int]) -> tuple[int, ...]:
@@ -109,7 +104,7 @@ def _dot_transpose(ct, other, operand, *, own, others, operand_is_lhs, precision
         order = ct_first
     if order != sorted(order):
         out = lax.transpose(out, _argsort(order))
-    return _as_type_of(out, operand)
+    return convert_like(out, operand)
 
 
 def _dot_general_vjp(ct, fwd, lhs, rhs, *, dimension_numbers, precision=None,
@@ -127,11 +122,6 @@ def _dot_general_vjp(ct, fwd, lhs, rhs, *, dimension_numbers, precision=None,
     return ct_lhs, ct_rhs
 
 
-def _shift(dims: Sequence[int], at: int | None) -> tuple[int, ...]:
-    """Unbatched dimension numbers as dimensions of the operand batched at ``at``."""
-    return tuple(d if at is None or d < at else d + 1 for d in dims)
-
-
 def _dot_general_batch(args, dims, *, dimension_numbers, precision=None,
                        preferred_element_type=None):
     """One DotGeneral: the vmapped dimensions become a new leading batch
@@ -141,7 +131,7 @@ def _dot_general_batch(args, dims, *, dimension_numbers, precision=None,
     lhs, rhs = args
     ld, rd = dims
     (lc, rc), (lb, rb) = dimension_numbers
-    lc, lb, rc, rb = _shift(lc, ld), _shift(lb, ld), _shift(rc, rd), _shift(rb, rd)
+    lc, lb, rc, rb = shift_axes(lc, ld), shift_axes(lb, ld), shift_axes(rc, rd), shift_axes(rb, rd)
     if ld is not None and rd is not None:
         lb, rb = (ld,) + lb, (rd,) + rb
         out_dim = 0
@@ -218,25 +208,22 @@ def _conv_rhs_padding(in_sizes, window_sizes, out_sizes, *, window_strides, padd
     return tuple(pads)
 
 
-def _conv_vjp_lhs(ct, rhs, lhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
+def _conv_vjp_lhs(ct, rhs, lhs, sizes, *, window_strides, padding, lhs_dilation, rhs_dilation,
                   dimension_numbers, feature_group_count, batch_group_count, precision,
                   preferred_element_type):
     """The input's cotangent: the cotangent convolved with the kernel reversed
     in space and with its feature dimensions exchanged; the forward strides
     become the lhs dilation and the lhs dilation the strides.  Feature (and
     batch) groups move the group from the kernel's output features to its
-    input features and convolve with ``feature_group_count`` groups."""
+    input features and convolve with ``feature_group_count`` groups.
+    ``sizes``: the spatial sizes of the input, the kernel and the result."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     groups = max(feature_group_count, batch_group_count)
     kernel = rhs
     if groups > 1:
         kernel = _merge_axis(_split_axis(kernel, rhs_spec[0], groups), rhs_spec[0], rhs_spec[1])
     kernel = lax.rev(kernel, rhs_spec[2:])
-    la, ra, ca = abstractify(lhs), abstractify(rhs), abstractify(ct)
-    pads = _conv_lhs_padding([la.dimensions[d] for d in lhs_spec[2:]],
-                             [ra.dimensions[d] for d in rhs_spec[2:]],
-                             [ca.dimensions[d] for d in out_spec[2:]],
-                             window_strides=window_strides, padding=padding,
+    pads = _conv_lhs_padding(*sizes, window_strides=window_strides, padding=padding,
                              lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation)
     ct, kernel = _common_type(ct, kernel)
     out = conv_general_dilated_p.bind(
@@ -248,10 +235,10 @@ def _conv_vjp_lhs(ct, rhs, lhs, *, window_strides, padding, lhs_dilation, rhs_di
     if batch_group_count > 1:   # (batch, groups * features) -> (groups * batch, features)
         out = _merge_axis(_split_axis(out, lhs_spec[1], batch_group_count),
                           lhs_spec[1], lhs_spec[0])
-    return _as_type_of(out, lhs)
+    return convert_like(out, lhs)
 
 
-def _conv_vjp_rhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
+def _conv_vjp_rhs(ct, lhs, rhs, sizes, *, window_strides, padding, lhs_dilation, rhs_dilation,
                   dimension_numbers, feature_group_count, batch_group_count, precision,
                   preferred_element_type):
     """The kernel's cotangent: the input convolved with the cotangent, the
@@ -259,11 +246,7 @@ def _conv_vjp_rhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_di
     strides and rhs dilation exchange.  Feature groups become batch groups
     and batch groups feature groups."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
-    la, ra, ca = abstractify(lhs), abstractify(rhs), abstractify(ct)
-    pads = _conv_rhs_padding([la.dimensions[d] for d in lhs_spec[2:]],
-                             [ra.dimensions[d] for d in rhs_spec[2:]],
-                             [ca.dimensions[d] for d in out_spec[2:]],
-                             window_strides=window_strides, padding=padding,
+    pads = _conv_rhs_padding(*sizes, window_strides=window_strides, padding=padding,
                              lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation)
     ct, x = _common_type(ct, lhs)
     out = conv_general_dilated_p.bind(
@@ -273,7 +256,7 @@ def _conv_vjp_rhs(ct, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_di
                                                _spec_swap(rhs_spec)),
         feature_group_count=batch_group_count, batch_group_count=feature_group_count,
         precision=precision, preferred_element_type=preferred_element_type)
-    return _as_type_of(out, rhs)
+    return convert_like(out, rhs)
 
 
 def _conv_vjp(ct, fwd, lhs, rhs, **params):
@@ -281,8 +264,11 @@ def _conv_vjp(ct, fwd, lhs, rhs, **params):
     if abstractify(ct).size == 0:   # no output element: nothing flows back
         return tuple(zeros_like_aval(abstractify(x)) if want else None
                      for x, want in zip((lhs, rhs), fwd.wants))
-    return (_conv_vjp_lhs(ct, rhs, lhs, **params) if fwd.wants[0] else None,
-            _conv_vjp_rhs(ct, lhs, rhs, **params) if fwd.wants[1] else None)
+    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
+    sizes = tuple([abstractify(x).dimensions[d] for d in spec[2:]]
+                  for x, spec in ((lhs, lhs_spec), (rhs, rhs_spec), (ct, out_spec)))
+    return (_conv_vjp_lhs(ct, rhs, lhs, sizes, **params) if fwd.wants[0] else None,
+            _conv_vjp_rhs(ct, lhs, rhs, sizes, **params) if fwd.wants[1] else None)
 
 
 def _conv_batch(args, dims, *, dimension_numbers, feature_group_count, batch_group_count,

@@ -34,6 +34,7 @@ primitives/rng.py, primitives/side_effects.py and primitives/collectives.py.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import numpy as np
@@ -43,16 +44,17 @@ from primitives import collectives as coll
 from primitives import elementwise as ew
 from primitives import rng
 from primitives import side_effects as se
-from tracer.core import AbstractValue, abstractify, set_interpreter
+from primitives.reductions import single_binary_op
+from tracer.core import AbstractValue, abstractify
 from tracer.graph import eval_graph
 from tracer.shapes import PrimitiveType as PT
 
-from .batching import BatchInterpreter, BatchTracer
+from .batching import batch_flat
 from .forward import jvp_flat
 from .reverse import vjp_flat
-from .rules import Zero, batch_by_loop, batch_rules, bdim_size, instantiate, is_differentiable_type, is_zero, \
-    jvp_rules, linear_jvp, move_batch_dim, register_non_differentiable, vjp_forward_rules, \
-    vjp_rules, zeros_like_aval
+from .rules import Zero, batch_by_loop, batch_rules, bdim_size, convert_like, instantiate, \
+    is_differentiable_type, is_zero, jvp_rules, linear_jvp, move_batch_dim, \
+    register_non_differentiable, vjp_forward_rules, vjp_rules, zeros_like_aval
 
 
 def _zero_outs(outs: Sequence[Any]) -> tuple[Zero, ...]:
@@ -79,10 +81,7 @@ def _rng_bit_generator_batch(args, dims, **params):
     state, and its bits depend on the whole state through the block cipher,
     so there is no batched form (short of re-deriving the expander's cipher
     and bit layout in element-wise ops)."""
-    (key,), (d,) = args, dims
-    keys = move_batch_dim(key, d, 0, bdim_size(args, dims))
-    new_keys, bits = lax.map_sequential(lambda k: rng.rng_bit_generator_p.bind(k, **params), keys)
-    return (new_keys, bits), (0, 0)
+    return batch_by_loop(rng.rng_bit_generator_p, args, dims, **params)
 
 
 def _bounds(args, dims, shape):
@@ -120,11 +119,7 @@ def _rng_uniform_batch(args, dims, *, shape, dtype):
     its clamp below b_i).  Integers and booleans: a sequential loop of
     per-element calls (their draw is not an affine map of a standard one)."""
     if not dtype.is_floating:
-        size = bdim_size(args, dims)
-        bounds = [move_batch_dim(x, d, 0, size) for x, d in zip(args, dims)]
-        return lax.map_sequential(
-            lambda ab: rng.rng_uniform_p.bind(ab[0], ab[1], shape=shape, dtype=dtype),
-            bounds), 0
+        return batch_by_loop(rng.rng_uniform_p, args, dims, shape=shape, dtype=dtype)
     a, b = _bounds(args, dims, shape)
     a64, b64 = _f64(a), _f64(b)
     u = rng.rng_uniform_p.bind(np.float64(0), np.float64(1), shape=abstractify(a).dimensions,
@@ -201,15 +196,11 @@ def _custom_call_vjp(cts, fwd, *operands, **params):
     raise _no_custom_call_derivative(params["call_target_name"])
 
 
-def _custom_call_batch(args, dims, **params):
-    """A sequential loop, one call per batch element (the target only knows
-    the unbatched shapes); unbatched operands are shared."""
-    return batch_by_loop(se.custom_call_p, args, dims, **params)
-
-
 jvp_rules[se.custom_call_p] = _custom_call_jvp
 vjp_rules[se.custom_call_p] = _custom_call_vjp
-batch_rules[se.custom_call_p] = _custom_call_batch
+# a sequential loop, one call per batch element (the target only knows the
+# unbatched shapes); unbatched operands are shared
+batch_rules[se.custom_call_p] = functools.partial(batch_by_loop, se.custom_call_p)
 
 
 # ==========================================================================
@@ -236,15 +227,9 @@ def _composite_vjp(cts, fwd, *operands, **_):
 def _composite_batch(args, dims, *, decomposition, **_):
     """The decomposition batched op by op (inlined); results that do not
     depend on the batch stay unbatched."""
-    interp = BatchInterpreter(bdim_size(args, dims))
-    inputs = [a if d is None else BatchTracer(interp, a, d) for a, d in zip(args, dims)]
-    try:
-        with set_interpreter(interp):
-            outs = eval_graph(decomposition, *inputs)
-    finally:
-        interp.active = False
-    lifted = [interp.lift(o) for o in outs]
-    return tuple(v for v, _ in lifted), tuple(d for _, d in lifted)
+    outs, out_dims = batch_flat(lambda *a: eval_graph(decomposition, *a), args, dims,
+                                bdim_size(args, dims))
+    return tuple(outs), tuple(out_dims)
 
 
 jvp_rules[se.composite_p] = _composite_jvp
@@ -287,17 +272,11 @@ vjp_rules[se.optimization_barrier_p] = _barrier_vjp
 batch_rules[se.optimization_barrier_p] = _barrier_batch
 
 
-# The interpreters carry tangents only of values ``rules.is_differentiable_type``
-# admits, which TUPLE-typed values are not yet: until it admits a tuple with a
-# floating-point element, these rules are reached only by direct calls.
-
 def _tuple_jvp(primals, tangents):
     """The tangent of a tuple is the tuple of its elements' tangents (zeros
     of their own type for elements without one)."""
     out = se.tuple_p.bind(*primals)
-    elements = [instantiate(t) if not is_zero(t) else zeros_like_aval(abstractify(p))
-                for p, t in zip(primals, tangents)]
-    return out, se.tuple_p.bind(*elements)
+    return out, se.tuple_p.bind(*(instantiate(t) for t in tangents))
 
 
 def _tuple_vjp(ct, fwd, *elements):
@@ -345,19 +324,8 @@ register_non_differentiable(coll.replica_id_p, coll.partition_id_p)
 batch_rules[coll.replica_id_p] = _passthrough_batch(coll.replica_id_p)
 batch_rules[coll.partition_id_p] = _passthrough_batch(coll.partition_id_p)
 
+# the reduction computations with a derivative: the one op -> its kind
 _REDUCER_KINDS = {ew.add_p: "add", ew.max_p: "max", ew.min_p: "min"}
-
-
-def _reducer_kind(graph) -> str | None:
-    """``"add"``, ``"max"`` or ``"min"`` when the reduction computation is
-    that one op on its two parameters; ``None`` otherwise."""
-    if len(graph.equations) != 1 or graph.const_vars:
-        return None
-    eq = graph.equations[0]
-    if set(eq.inputs) != set(graph.in_vars) or len(eq.inputs) != 2 or \
-            tuple(graph.out_atoms) != tuple(eq.outputs):
-        return None
-    return _REDUCER_KINDS.get(eq.primitive)
 
 
 def _unsupported_reducer(op: str, graph) -> NotImplementedError:
@@ -378,14 +346,14 @@ def _psum(xs: Sequence[Any], groups: dict) -> tuple[Any, ...]:
 
 def _indicator(x: Any, winner: Any) -> Any:
     """1 where ``x`` is the reduction's result, else 0, in ``x``'s type."""
-    return lax.convert_element_type(lax.eq(x, winner), abstractify(x).element_type)
+    return convert_like(lax.eq(x, winner), x)
 
 
 def _by_kind(computation, wanted: Sequence[int], op: str) -> dict[str, list[int]]:
     """The indices of ``wanted`` grouped by reduction kind; raises for others."""
     kinds: dict[str, list[int]] = {"add": [], "max": [], "min": []}
     for i in wanted:
-        kind = _reducer_kind(computation[i])
+        kind = _REDUCER_KINDS.get(single_binary_op(computation[i]))
         if kind is None:
             raise _unsupported_reducer(op, computation[i])
         kinds[kind].append(i)
@@ -564,7 +532,7 @@ def _collective_broadcast_vjp(ct, fwd, x, *, replica_groups, channel_id):
     first = lax.eq(coll.replica_id_p.bind(), np.uint32(0))
     aval = abstractify(ct)
     first = lax.broadcast_in_dim(first, aval.dimensions, ())
-    return (lax.select(first, summed, instantiate(Zero(aval))),)
+    return (lax.select(first, summed, zeros_like_aval(aval)),)
 
 
 jvp_rules[coll.all_reduce_p] = _all_reduce_jvp

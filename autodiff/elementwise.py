@@ -12,8 +12,9 @@ derivatives; max and min split the derivative equally on ties; comparisons,
 logical and bit-level ops are not differentiable.
 
 Element-wise ops batch by moving every operand's batch dimension to where
-the first batched operand has it (unbatched operands are broadcast); the
-scalar bounds of clamp and the scalar predicate of select stay scalars.
+the first batched full-rank operand has it (unbatched operands are
+broadcast); the scalar bounds of clamp and the scalar predicate of select
+stay scalars when they are not batched.
 """
 from __future__ import annotations
 
@@ -26,27 +27,18 @@ from primitives import elementwise as ew
 from primitives import elementwise_bits as bits
 from tracer.core import abstractify
 
-from .rules import Zero, add_tangents, batch_rules, bdim_size, instantiate, is_zero, jvp_rules, \
-    linear_jvp, move_batch_dim, register_non_differentiable, scalar_like, vjp_rules, zeros_like_aval
+from .rules import Zero, add_tangents, batch_rules, bdim_size, const_like, convert_like, \
+    instantiate, is_zero, jvp_rules, linear_jvp, move_batch_dim, register_non_differentiable, \
+    select_or_zero, vjp_rules, zeros_like_aval
 
 __all__ = ["define_partials", "define_zero_derivative", "batch_elementwise"]
 
 
 # -- helpers ---------------------------------------------------------------------
 
-def _const(x: Any, value: complex) -> Any:
-    """``value`` as a scalar of ``x``'s dtype (weakly typed ops keep ``x``'s type)."""
-    return scalar_like(abstractify(x), value)
-
-
-def _as_type_of(mask: Any, x: Any) -> Any:
-    """A pred mask as 1s and 0s of ``x``'s element type."""
-    return ew.convert_element_type_p.bind(mask, new_dtype=abstractify(x).element_type)
-
-
 def _replace_zero(x: Any) -> Any:
     """``x`` with its zeros replaced by ones (a safe divisor or log argument)."""
-    return lax.add(x, _as_type_of(lax.eq(x, _const(x, 0)), x))
+    return lax.add(x, convert_like(lax.eq(x, const_like(x, 0)), x))
 
 
 def _broadcast_to(x: Any, like: Any) -> Any:
@@ -63,16 +55,6 @@ def _sum_to(x: Any, like: Any) -> Any:
     if aval.dimensions == abstractify(like).dimensions:
         return x
     return lax.reduce_sum(x, tuple(range(aval.ndim)))
-
-
-def _masked(mask: Any, t: Any) -> Any:
-    """``t`` where ``mask`` holds, else 0 (``t`` broadcast to the mask's shape)."""
-    t = _broadcast_to(t, mask)
-    return lax.select(mask, t, zeros_like_aval(abstractify(t)))
-
-
-def _is_complex(x: Any) -> bool:
-    return abstractify(x).element_type.is_complex
 
 
 # -- rule builders -------------------------------------------------------------------
@@ -122,7 +104,9 @@ def _sub_jvp(primals, tangents):
     out = lax.sub(*primals)
     if is_zero(ty):
         return out, tx
-    return out, lax.sub(instantiate(tx), ty)
+    if is_zero(tx):
+        return out, lax.neg(ty)
+    return out, lax.sub(tx, ty)
 
 
 def _neg_jvp(primals, tangents):
@@ -154,23 +138,23 @@ def _complex_vjp(ct, fwd, x, y):
 
 
 def _real_vjp(ct, fwd, x):
-    if not _is_complex(x):
+    if not abstractify(x).element_type.is_complex:
         return (ct,)                                   # real of a real is the identity
-    return (lax.complex(ct, _const(ct, 0)),)
+    return (lax.complex(ct, const_like(ct, 0)),)
 
 
 def _imag_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
     out = lax.imag(x)
-    if not _is_complex(x):
+    if not abstractify(x).element_type.is_complex:
         return out, Zero(abstractify(out))             # imag of a real is constant 0
     return out, lax.imag(t)
 
 
 def _imag_vjp(ct, fwd, x):
-    if not _is_complex(x):
+    if not abstractify(x).element_type.is_complex:
         return (None,)
-    return (lax.complex(_const(ct, 0), lax.neg(ct)),)
+    return (lax.complex(const_like(ct, 0), lax.neg(ct)),)
 
 
 jvp_rules[ew.complex_p] = linear_jvp(ew.complex_p)
@@ -187,14 +171,14 @@ vjp_rules[ew.imag_p] = _imag_vjp
 # transpose is ct * conj(z) / |z|.
 
 def _abs_real_partial(out, x):
-    return lax.sub(lax.mul(_as_type_of(lax.ge(x, _const(x, 0)), x), _const(x, 2)),
-                   _const(x, 1))
+    return lax.sub(lax.mul(convert_like(lax.ge(x, const_like(x, 0)), x), const_like(x, 2)),
+                   const_like(x, 1))
 
 
 def _abs_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
     out = lax.abs(x)
-    if not _is_complex(x):
+    if not abstractify(x).element_type.is_complex:
         return out, lax.mul(t, _abs_real_partial(out, x))
     r = _replace_zero(out)
     dot = lax.add(lax.mul(lax.real(t), lax.real(x)), lax.mul(lax.imag(t), lax.imag(x)))
@@ -202,7 +186,7 @@ def _abs_jvp(primals, tangents):
 
 
 def _abs_vjp(ct, fwd, x):
-    if not _is_complex(x):
+    if not abstractify(x).element_type.is_complex:
         return (lax.mul(ct, _abs_real_partial(fwd.out, x)),)
     s = lax.div(ct, _replace_zero(fwd.out))
     return (lax.complex(lax.mul(s, lax.real(x)), lax.neg(lax.mul(s, lax.imag(x)))),)
@@ -216,14 +200,14 @@ vjp_rules[ew.abs_p] = _abs_vjp
 
 def _balanced(x, out, y):
     """max/min's partial in ``x``: 1 where x is the result, halved on ties."""
-    return lax.div(_as_type_of(lax.eq(x, out), out),
-                   lax.add(_const(out, 1), _as_type_of(lax.eq(y, out), out)))
+    return lax.div(convert_like(lax.eq(x, out), out),
+                   lax.add(const_like(out, 1), convert_like(lax.eq(y, out), out)))
 
 
 def _pow_partial_x(out, x, y):
     """y * x^(y-1), and 0 where y = 0 (x^0 is constant, even at x = 0)."""
-    at_zero = lax.eq(y, _const(y, 0))
-    safe = lax.mul(y, lax.pow(x, lax.sub(y, _const(y, 1))))
+    at_zero = lax.eq(y, const_like(y, 0))
+    safe = lax.mul(y, lax.pow(x, lax.sub(y, const_like(y, 1))))
     return lax.select(at_zero, zeros_like_aval(abstractify(out)), safe)
 
 
@@ -249,9 +233,9 @@ def _atan2_partial_y(out, x, y):
 
 
 define_partials(ew.mul_p, lambda out, x, y: y, lambda out, x, y: x)
-define_partials(ew.div_p, lambda out, x, y: lax.div(_const(y, 1), y),
+define_partials(ew.div_p, lambda out, x, y: lax.div(const_like(y, 1), y),
                 lambda out, x, y: lax.neg(lax.div(out, y)))
-define_partials(ew.rem_p, lambda out, x, y: _const(x, 1), _rem_partial_y)
+define_partials(ew.rem_p, lambda out, x, y: const_like(x, 1), _rem_partial_y)
 define_partials(ew.pow_p, _pow_partial_x, _pow_partial_y)
 define_partials(ew.max_p, lambda out, x, y: _balanced(x, out, y),
                 lambda out, x, y: _balanced(y, out, x))
@@ -265,17 +249,17 @@ define_partials(ew.atan2_p, _atan2_partial_x, _atan2_partial_y)
 _UNARY_PARTIALS: dict[Any, Callable[..., Any]] = {
     ew.sin_p: lambda out, x: lax.cos(x),
     ew.cos_p: lambda out, x: lax.neg(lax.sin(x)),
-    ew.tan_p: lambda out, x: lax.add(_const(out, 1), lax.mul(out, out)),
-    ew.tanh_p: lambda out, x: lax.sub(_const(out, 1), lax.mul(out, out)),
+    ew.tan_p: lambda out, x: lax.add(const_like(out, 1), lax.mul(out, out)),
+    ew.tanh_p: lambda out, x: lax.sub(const_like(out, 1), lax.mul(out, out)),
     ew.exp_p: lambda out, x: out,
-    ew.expm1_p: lambda out, x: lax.add(out, _const(out, 1)),
-    ew.log_p: lambda out, x: lax.div(_const(x, 1), x),
-    ew.log1p_p: lambda out, x: lax.div(_const(x, 1), lax.add(x, _const(x, 1))),
-    ew.logistic_p: lambda out, x: lax.mul(out, lax.sub(_const(out, 1), out)),
-    ew.sqrt_p: lambda out, x: lax.div(_const(out, 0.5), out),
-    ew.rsqrt_p: lambda out, x: lax.mul(_const(out, -0.5), lax.div(out, x)),
-    ew.cbrt_p: lambda out, x: lax.div(_const(out, 1 / 3), lax.mul(out, out)),
-    ew.erf_p: lambda out, x: lax.mul(_const(x, 2 / np.sqrt(np.pi)),
+    ew.expm1_p: lambda out, x: lax.add(out, const_like(out, 1)),
+    ew.log_p: lambda out, x: lax.div(const_like(x, 1), x),
+    ew.log1p_p: lambda out, x: lax.div(const_like(x, 1), lax.add(x, const_like(x, 1))),
+    ew.logistic_p: lambda out, x: lax.mul(out, lax.sub(const_like(out, 1), out)),
+    ew.sqrt_p: lambda out, x: lax.div(const_like(out, 0.5), out),
+    ew.rsqrt_p: lambda out, x: lax.mul(const_like(out, -0.5), lax.div(out, x)),
+    ew.cbrt_p: lambda out, x: lax.div(const_like(out, 1 / 3), lax.mul(out, out)),
+    ew.erf_p: lambda out, x: lax.mul(const_like(x, 2 / np.sqrt(np.pi)),
                                      lax.exp(lax.neg(lax.mul(x, x)))),
 }
 
@@ -316,13 +300,11 @@ vjp_rules[ew.convert_element_type_p] = _convert_vjp
 
 
 def _select_jvp(primals, tangents):
-    pred, on_true, on_false = primals
     out = ew.select_p.bind(*primals)
     _, t_true, t_false = tangents
     if is_zero(t_true) and is_zero(t_false):
         return out, Zero(abstractify(out))
-    return out, ew.select_p.bind(pred, instantiate(t_true, abstractify(on_true)),
-                                 instantiate(t_false, abstractify(on_false)))
+    return out, ew.select_p.bind(primals[0], instantiate(t_true), instantiate(t_false))
 
 
 def _select_vjp(ct, fwd, pred, on_true, on_false):
@@ -351,13 +333,13 @@ def _clamp_jvp(primals, tangents):
     t_out = Zero(abstractify(out))
     for mask, t in zip(masks, tangents):
         if not is_zero(t):
-            t_out = add_tangents(t_out, _masked(mask, t))
+            t_out = add_tangents(t_out, select_or_zero(mask, _broadcast_to(t, mask)))
     return out, t_out
 
 
 def _clamp_vjp(ct, fwd, lo, x, hi):
     masks = _clamp_masks(lo, x, hi)
-    return tuple(_sum_to(_masked(mask, ct), operand) if want else None
+    return tuple(_sum_to(select_or_zero(mask, ct), operand) if want else None
                  for mask, operand, want in zip(masks, (lo, x, hi), fwd.wants))
 
 

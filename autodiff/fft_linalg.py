@@ -26,20 +26,19 @@ import numpy as np
 import primitives as lax
 from primitives import fft_linalg as fl
 from primitives.fft_linalg import FftType, Transpose
-from tracer.core import abstractify
+from tracer.core import abstractify, bf16_array
+from tracer.shapes import PrimitiveType
 
-from .rules import Zero, add_tangents, batch_rules, bdim_size, is_zero, jvp_rules, linear_jvp, \
-    move_batch_dim, vjp_rules, zeros_like_aval
+from .rules import Zero, add_tangents, batch_at_front, batch_rules, const_like, is_zero, \
+    jvp_rules, linear_jvp, vjp_rules, zeros_like_aval
 
 
 # -- helpers ---------------------------------------------------------------------------------
 
-def _is_complex(x) -> bool:
-    return abstractify(x).element_type.is_complex
-
-
 def _conj(x):
-    return lax.complex(lax.real(x), lax.neg(lax.imag(x))) if _is_complex(x) else x
+    if not abstractify(x).element_type.is_complex:
+        return x
+    return lax.complex(lax.real(x), lax.neg(lax.imag(x)))
 
 
 def _mT(x):
@@ -66,7 +65,11 @@ def _triangle(x, lower: bool, k: int = 0):
 def _scaled(x, factors: np.ndarray, dims: tuple[int, ...]):
     """``x`` times a constant array laid along ``dims``."""
     aval = abstractify(x)
-    return lax.mul(x, lax.broadcast_in_dim(np.asarray(factors, aval.dtype), aval.dimensions, dims))
+    if aval.element_type is PrimitiveType.BF16:   # bf16 values are uint16 words in NumPy
+        const = bf16_array(np.asarray(factors, np.float32))
+    else:
+        const = np.asarray(factors, aval.dtype)
+    return lax.mul(x, lax.broadcast_in_dim(const, aval.dimensions, dims))
 
 
 # -- fft ---------------------------------------------------------------------------------------
@@ -78,7 +81,7 @@ def _fft_vjp(ct, fwd, x, *, fft_type, fft_lengths):
     n = fft_lengths[-1]
     if fft_type is FftType.RFFT:     # transpose of: FFT of a real input, first n // 2 + 1 kept
         config = [(0, 0, 0)] * (aval.ndim - 1) + [(0, n - aval.dimensions[-1], 0)]
-        padded = lax.pad(ct, np.zeros((), aval.dtype), config)
+        padded = lax.pad(ct, const_like(ct, 0), config)
         return (lax.real(fl.fft_p.bind(padded, fft_type=FftType.FFT, fft_lengths=fft_lengths)),)
     # IRFFT: terms 1 .. ceil(n/2) - 1 stand for themselves and their conjugate
     spectrum = fl.fft_p.bind(ct, fft_type=FftType.RFFT, fft_lengths=fft_lengths)
@@ -92,15 +95,9 @@ def _fft_vjp(ct, fwd, x, *, fft_type, fft_lengths):
     return (_conj(_scaled(spectrum, weights, (nd - 1,))),)
 
 
-def _fft_batch(args, dims, **params):
-    (x,), (d,) = args, dims
-    x = move_batch_dim(x, d, 0, abstractify(x).dimensions[d])
-    return fl.fft_p.bind(x, **params), 0
-
-
 jvp_rules[fl.fft_p] = linear_jvp(fl.fft_p)
 vjp_rules[fl.fft_p] = _fft_vjp
-batch_rules[fl.fft_p] = _fft_batch
+batch_rules[fl.fft_p] = batch_at_front(fl.fft_p)
 
 
 # -- cholesky ------------------------------------------------------------------------------
@@ -120,15 +117,16 @@ def _phi(x):
 
 
 def _solve(a, b, *, left_side, transpose_a=Transpose.NO_TRANSPOSE, conjugate_a=False):
+    conjugate_a = conjugate_a and abstractify(a).element_type.is_complex
     return fl.triangular_solve_p.bind(a, b, left_side=left_side, lower=True,
                                       unit_diagonal=False, transpose_a=transpose_a,
-                                      conjugate_a=conjugate_a and _is_complex(a))
+                                      conjugate_a=conjugate_a)
 
 
 def _cholesky_lower_tangent(l, da):
     """``L phi(L^-1 S L^-H)``, ``S`` the Hermitian matrix of ``da``'s lower triangle."""
     s = _hermitian_from_lower(da)
-    adjoint = Transpose.ADJOINT if _is_complex(l) else Transpose.TRANSPOSE
+    adjoint = Transpose.ADJOINT if abstractify(l).element_type.is_complex else Transpose.TRANSPOSE
     tmp = _solve(l, s, left_side=False, transpose_a=adjoint)          # S L^-H
     return _matmul(l, _phi(_solve(l, tmp, left_side=True)))            # L phi(L^-1 S L^-H)
 
@@ -156,22 +154,17 @@ def _cholesky_vjp(ct, fwd, a, *, lower):
     return (_mT(_cholesky_lower_cotangent(_mT(fwd.out), _mT(ct))),)
 
 
-def _cholesky_batch(args, dims, *, lower):
-    (a,), (d,) = args, dims
-    a = move_batch_dim(a, d, 0, abstractify(a).dimensions[d])
-    return fl.cholesky_p.bind(a, lower=lower), 0
-
-
 jvp_rules[fl.cholesky_p] = _cholesky_jvp
 vjp_rules[fl.cholesky_p] = _cholesky_vjp
-batch_rules[fl.cholesky_p] = _cholesky_batch
+batch_rules[fl.cholesky_p] = batch_at_front(fl.cholesky_p)
 
 
 # -- triangular_solve ----------------------------------------------------------------------
 
 def _op_flags(a, transpose_a, conjugate_a) -> tuple[bool, bool]:
     """(transposed, conjugated): what op(a) does to the triangle (as the op reads them)."""
-    conj = _is_complex(a) and (conjugate_a or transpose_a is Transpose.ADJOINT)
+    conj = abstractify(a).element_type.is_complex and (conjugate_a or
+                                                        transpose_a is Transpose.ADJOINT)
     return transpose_a is not Transpose.NO_TRANSPOSE, conj
 
 
@@ -222,12 +215,6 @@ def _triangular_solve_vjp(ct, fwd, a, b, **params):
     return ct_a, (ct_b if fwd.wants[1] else None)
 
 
-def _triangular_solve_batch(args, dims, **params):
-    size = bdim_size(args, dims)
-    a, b = (move_batch_dim(x, d, 0, size) for x, d in zip(args, dims))
-    return fl.triangular_solve_p.bind(a, b, **params), 0
-
-
 jvp_rules[fl.triangular_solve_p] = _triangular_solve_jvp
 vjp_rules[fl.triangular_solve_p] = _triangular_solve_vjp
-batch_rules[fl.triangular_solve_p] = _triangular_solve_batch
+batch_rules[fl.triangular_solve_p] = batch_at_front(fl.triangular_solve_p)

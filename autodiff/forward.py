@@ -1,4 +1,4 @@
-"""Forward mode: ``jvp`` and ``jacfwd``.
+"""Forward mode: ``jvp`` (``jacfwd`` is in ``jacobians.py``).
 
 A :class:`JVPInterpreter` carries a (primal, tangent) pair for each value
 that depends on the differentiated inputs; every ``bind`` on such a value
@@ -16,8 +16,7 @@ from tracer import pytree
 from tracer.core import Interpreter, Primitive, Tracer, abstractify, current_interpreter, \
     set_interpreter
 
-from .rules import Zero, float0, instantiate, is_differentiable_type, is_zero, jvp_rules, \
-    non_differentiable
+from .rules import Zero, is_differentiable_type, is_zero, jvp_rules, non_differentiable, user_zero
 
 __all__ = ["jvp", "jvp_flat", "JVPInterpreter", "JVPTracer", "ConcreteTracerMixin"]
 
@@ -102,7 +101,7 @@ class JVPInterpreter(Interpreter):
 
 def _check_tangent(primal: Any, tangent: Any) -> None:
     p, t = abstractify(primal), abstractify(tangent)
-    if p.dimensions != t.dimensions or p.dtype != t.dtype:
+    if p.dimensions != t.dimensions or p.element_type is not t.element_type:
         raise AssertionError(f"a JVP rule gave a tangent {t.shape} for a primal {p.shape}")
 
 
@@ -129,18 +128,10 @@ def _tangent_in(primal: Any, tangent: Any) -> Any:
     if t_aval.dimensions != aval.dimensions:
         raise TypeError(f"jvp: a tangent of shape {t_aval.dimensions} for a primal of shape "
                         f"{aval.dimensions}")
-    if t_aval.dtype != aval.dtype:
-        raise TypeError(f"jvp: a tangent of dtype {t_aval.dtype} for a primal of dtype "
-                        f"{aval.dtype}; they must be equal")
+    if t_aval.element_type is not aval.element_type:
+        raise TypeError(f"jvp: a tangent of type {t_aval.element_type.short_name} for a primal "
+                        f"of type {aval.element_type.short_name}; they must be equal")
     return tangent
-
-
-def tangent_out(primal: Any, tangent: Any) -> Any:
-    """A result's tangent as the user sees it: zeros (float0 for integers)."""
-    aval = abstractify(primal)
-    if not is_differentiable_type(aval):
-        return np.zeros(aval.dimensions, float0)
-    return instantiate(tangent)
 
 
 def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
@@ -163,5 +154,5 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
 
     outs, t_outs = jvp_flat(flat_fn, p_leaves, t_leaves)
     out_tree = out_tree_box[0]
-    t_outs = [tangent_out(o, t) for o, t in zip(outs, t_outs)]
+    t_outs = [user_zero(o, t) for o, t in zip(outs, t_outs)]
     return out_tree.unflatten(outs), out_tree.unflatten(t_outs)

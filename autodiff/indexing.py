@@ -18,7 +18,8 @@ the matching named rule; any other computation has no derivative here.
 
 Batching adds the batch as a new leading dimension: an operand/indices
 batching dimension pair when the indices are batched, a window (offset)
-dimension when only the operand or the updates are.
+dimension when only the operand or the updates are.  A ``scatter`` whose
+update computation closes over a batched value loops over the batch.
 """
 from __future__ import annotations
 
@@ -31,10 +32,11 @@ from primitives import elementwise as ew
 from primitives import indexing as ix
 from primitives.indexing import GatherDimensionNumbers, ScatterDimensionNumbers
 from primitives.reductions import single_binary_op
-from tracer.core import abstractify
+from tracer.core import AbstractValue, abstractify
 
-from .rules import Forward, Zero, add_tangents, batch_rules, bdim_size, instantiate, is_zero, \
-    jvp_rules, move_batch_dim, vjp_rules, zeros_like_aval
+from .rules import Forward, Zero, add_tangents, batch_by_loop, batch_rules, bdim_size, \
+    instantiate, is_zero, jvp_rules, move_batch_dim, scalar_like, select_or_zero, vjp_rules, \
+    zeros_like_aval
 
 __all__ = ["take_along_axis", "scatter_add_along_axis"]
 
@@ -66,8 +68,9 @@ def _window_sizes(operand: Any, updates: Any, dn: ScatterDimensionNumbers) -> tu
                  for d in range(abstractify(operand).ndim))
 
 
-def _full(value: Any, dtype: Any, shape: tuple[int, ...]) -> Any:
-    return lax.broadcast_in_dim(np.asarray(value, dtype), shape, ())
+def _full(value: Any, aval: AbstractValue) -> Any:
+    """``value`` broadcast to ``aval``'s shape, of its element type."""
+    return lax.broadcast_in_dim(scalar_like(aval, value), aval.dimensions, ())
 
 
 def _upper_bounds(indices: Any, operand: Any, sizes: tuple[int, ...], index_map) -> Any:
@@ -81,7 +84,7 @@ def _upper_bounds(indices: Any, operand: Any, sizes: tuple[int, ...], index_map)
 def _clamp_indices(indices: Any, operand: Any, sizes: tuple[int, ...], index_map) -> Any:
     """Gather's own clamping of start indices, made explicit (for a Scatter)."""
     aval = abstractify(indices)
-    low = _full(0, aval.dtype, aval.dimensions)
+    low = _full(0, aval)
     return lax.min(lax.max(indices, low), _upper_bounds(indices, operand, sizes, index_map))
 
 
@@ -91,17 +94,13 @@ def _windows_in_bounds(operand: Any, indices: Any, updates: Any,
     applies it), False where Scatter skips it."""
     aval = abstractify(indices)
     sizes = _window_sizes(operand, updates, dn)
-    ok = lax.and_(lax.ge(indices, _full(0, aval.dtype, aval.dimensions)),
+    ok = lax.and_(lax.ge(indices, _full(0, aval)),
                   lax.le(indices, _upper_bounds(indices, operand, sizes,
                                                 dn.scatter_dims_to_operand_dims)))
     ok = lax.reduce_and(ok, (aval.ndim - 1,))
     upd = abstractify(updates)
     scatter_dims = tuple(d for d in range(upd.ndim) if d not in dn.update_window_dims)
     return lax.broadcast_in_dim(ok, upd.dimensions, scatter_dims)
-
-
-def _masked(mask: Any, x: Any) -> Any:
-    return lax.select(mask, x, zeros_like_aval(abstractify(x)))
 
 
 def _gather_windows(x: Any, operand: Any, indices: Any, updates: Any,
@@ -117,8 +116,8 @@ def _gather_updates(ct: Any, operand: Any, indices: Any, updates: Any,
                     dn: ScatterDimensionNumbers) -> Any:
     """The transpose of scattering ``updates``: :func:`_gather_windows` of the
     cotangent, zero for the windows Scatter skipped."""
-    return _masked(_windows_in_bounds(operand, indices, updates, dn),
-                   _gather_windows(ct, operand, indices, updates, dn))
+    return select_or_zero(_windows_in_bounds(operand, indices, updates, dn),
+                          _gather_windows(ct, operand, indices, updates, dn))
 
 
 def _flags(params: dict) -> dict:
@@ -191,8 +190,7 @@ def _scatter_add_jvp(primals, tangents, **params):
         return out, Zero(abstractify(out))
     if is_zero(t_upd):
         return out, t_op
-    return out, ix.scatter_add_p.bind(instantiate(t_op, abstractify(operand)), indices, t_upd,
-                                      **params)
+    return out, ix.scatter_add_p.bind(instantiate(t_op), indices, t_upd, **params)
 
 
 def _scatter_add_vjp(ct, fwd, operand, indices, updates, **params):
@@ -254,14 +252,13 @@ def _extremal_coefficients(operand, indices, updates, out, params):
     won = lax.and_(lax.eq(updates, _gather_windows(out, operand, indices, updates, dn)),
                    _windows_in_bounds(operand, indices, updates, dn))
     kept = lax.eq(operand, out)
-    zeros_op, ones_op = zeros_like_aval(op_aval), _full(1, op_aval.dtype, op_aval.dimensions)
-    n_won = ix.scatter_add_p.bind(
-        zeros_op, indices, _masked(won, _full(1, upd_aval.dtype, upd_aval.dimensions)),
-        **params)
+    zeros_op, ones_op = zeros_like_aval(op_aval), _full(1, op_aval)
+    n_won = ix.scatter_add_p.bind(zeros_op, indices, select_or_zero(won, _full(1, upd_aval)),
+                                  **params)
     count = lax.add(n_won, lax.select(kept, ones_op, zeros_op))
     inv = lax.div(ones_op, lax.max(count, ones_op))
     return (lax.select(kept, inv, zeros_op),
-            _masked(won, _gather_windows(inv, operand, indices, updates, dn)))
+            select_or_zero(won, _gather_windows(inv, operand, indices, updates, dn)))
 
 
 def _extremal_rules(prim):
@@ -310,7 +307,7 @@ def _overwrite_masks(operand, indices, updates, dn):
                     dtype=np.int32).reshape(scatter_shape)
     scatter_dims = tuple(d for d in range(upd.ndim) if d not in dn.update_window_dims)
     ids = lax.broadcast_in_dim(ids, upd.dimensions, scatter_dims)
-    zeros = _full(0, np.int32, op.dimensions)
+    zeros = lax.broadcast_in_dim(np.int32(0), op.dimensions, ())
     (written,) = ix.scatter_p.bind(zeros, indices, ids, dimension_numbers=dn,
                                    indices_are_sorted=False, unique_indices=False,
                                    update_computation=None)
@@ -334,15 +331,15 @@ def _overwrite_jvp(primals, tangents, **params):
         if is_zero(to) and is_zero(tu):
             t_outs.append(Zero(abstractify(out)))
             continue
-        to, tu = instantiate(to, abstractify(o)), instantiate(tu, abstractify(u))
+        to, tu = instantiate(to), instantiate(tu)
         if params["unique_indices"]:   # each target written once: the op itself is linear
             t_outs.append(ix.scatter_p.bind(to, indices, tu, update_computation=None,
                                             **flags)[0])
             continue
         masks = masks or _overwrite_masks(o, indices, u, dn)
         kept, won = masks
-        t_outs.append(ix.scatter_add_p.bind(_masked(kept, to), indices, _masked(won, tu),
-                                            **flags))
+        t_outs.append(ix.scatter_add_p.bind(select_or_zero(kept, to), indices,
+                                            select_or_zero(won, tu), **flags))
     return outs, tuple(t_outs)
 
 
@@ -365,8 +362,8 @@ def _overwrite_vjp(cts, fwd, *primals, **params):
             continue
         masks = masks or _overwrite_masks(o, indices, u, dn)
         kept, won = masks
-        ct_ops.append(_masked(kept, ct) if want_o else None)
-        ct_upds.append(_masked(won, _gather_windows(ct, o, indices, u, dn))
+        ct_ops.append(select_or_zero(kept, ct) if want_o else None)
+        ct_upds.append(select_or_zero(won, _gather_windows(ct, o, indices, u, dn))
                        if want_u else None)
     return (*ct_ops, None, *ct_upds, *([None] * (len(primals) - 2 * n - 1)))
 
@@ -509,11 +506,13 @@ for _p in (ix.scatter_add_p, ix.scatter_mul_p, ix.scatter_min_p, ix.scatter_max_
 
 
 def _scatter_batch(args, dims, *, dimension_numbers, update_computation, **flags):
+    """A batched value the update computation closes over (and takes whole)
+    has no batched form: a loop over the batch."""
     n = _num_operands(update_computation, len(args))
     captured, cap_dims = args[2 * n + 1:], dims[2 * n + 1:]
     if any(d is not None for d in cap_dims):
-        raise NotImplementedError("scatter: vmap of an update computation that closes over "
-                                  "batched values")
+        return batch_by_loop(ix.scatter_p, args, dims, dimension_numbers=dimension_numbers,
+                             update_computation=update_computation, **flags)
     size = bdim_size(args, dims)
     ops, idx, upds, dn = _batched_scatter_args(
         args[:n], args[n], args[n + 1:2 * n + 1], dims[:n], dims[n], dims[n + 1:2 * n + 1],

@@ -26,12 +26,9 @@ from primitives import reductions as red
 from tracer.core import abstractify
 from tracer.graph import eval_graph
 
-from .rules import Forward, batch_by_loop, batch_rules, instantiate, jvp_rules, linear_jvp, move_batch_dim, \
-    register_non_differentiable, vjp_rules
-
-
-def _dims(x):
-    return abstractify(x).dimensions
+from .rules import Forward, batch_by_loop, batch_rules, bdim_size, const_like, convert_like, \
+    instantiate, jvp_rules, linear_jvp, move_batch_dim, register_non_differentiable, shift_axes, \
+    vjp_rules
 
 
 def _kept(x, axes):
@@ -40,7 +37,7 @@ def _kept(x, axes):
 
 def _expand(y, x, axes):
     """``y`` (a result over ``axes``) broadcast back to ``x``'s shape."""
-    return lax.broadcast_in_dim(y, _dims(x), _kept(x, axes))
+    return lax.broadcast_in_dim(y, abstractify(x).dimensions, _kept(x, axes))
 
 
 # -- reduce_sum ------------------------------------------------------------------------
@@ -60,13 +57,13 @@ def _product_tree(x, *, axes):
     are flattened into a leading dimension that is halved (padded with a 1
     when odd) until one row is left.  Differentiable with zeros present."""
     kept = _kept(x, axes)
-    dims = _dims(x)
+    dims = abstractify(x).dimensions
     n = int(np.prod([dims[a] for a in axes], dtype=np.int64))
     rest = tuple(dims[d] for d in kept)
     rows = lax.reshape(x, (n,) + rest, tuple(axes) + kept)
+    one = const_like(x, 1)
     if n == 0:
-        return lax.broadcast_in_dim(np.ones((), abstractify(x).dtype), rest, ())
-    one = np.ones((), abstractify(x).dtype)
+        return lax.broadcast_in_dim(one, rest, ())
     while n > 1:
         half = (n + 1) // 2
         first = lax.slice_in_dim(rows, 0, half)
@@ -101,8 +98,8 @@ def _chosen(x, out, axes):
     """Where ``x`` equals its reduction result (1.0) and one over how many
     elements of each reduced row do (the equal share of a tie; an empty
     row counts one, so that its zero tangent is not 0 / 0)."""
-    one = np.ones((), abstractify(x).dtype)
-    at = lax.convert_element_type(lax.eq(x, _expand(out, x, axes)), abstractify(x).dtype)
+    one = const_like(x, 1)
+    at = convert_like(lax.eq(x, _expand(out, x, axes)), x)
     share = lax.div(one, lax.max(red.reduce_sum_p.bind(at, axes=axes), one))
     return at, share
 
@@ -136,7 +133,7 @@ def _batch_over_shifted_axes(prim):
     batch dimension moves down past the reduced axes before it."""
     def rule(args, dims, *, axes, **params):
         (x,), (d,) = args, dims
-        phys = tuple(a + (1 if a >= d else 0) for a in axes)
+        phys = shift_axes(axes, d)
         return prim.bind(x, axes=phys, **params), d - sum(1 for a in phys if a < d)
     batch_rules[prim] = rule
 
@@ -169,7 +166,7 @@ def _with_init_row(x, init, dimensions):
     to each row: reducing that last dimension is the reduce with ``init``.
     Linear in ``(x, init)``."""
     kept = _kept(x, dimensions)
-    dims = _dims(x)
+    dims = abstractify(x).dimensions
     rest = tuple(dims[d] for d in kept)
     n = int(np.prod([dims[a] for a in dimensions], dtype=np.int64))
     rows = lax.reshape(x, rest + (n,), kept + tuple(dimensions))
@@ -180,7 +177,7 @@ def _reduce_jvp(primals, tangents, *, computation, dimensions):
     shortcut = _monoid(computation, len(primals))
     x, init = primals
     out = red.reduce_p.bind(x, init, computation=computation, dimensions=dimensions)
-    tx, tinit = (instantiate(t, abstractify(p)) for t, p in zip(tangents, primals))
+    tx, tinit = (instantiate(t) for t in tangents)
     rows = _with_init_row(x, init, dimensions)
     last = (abstractify(rows).ndim - 1,)
     _, t_out = jvp_rules[shortcut]((rows,), (_with_init_row(tx, tinit, dimensions),), axes=last)
@@ -196,13 +193,14 @@ def _reduce_vjp(cts, fwd, *args, computation, dimensions):
     last = abstractify(rows).ndim - 1
     (ct_rows,) = vjp_rules[shortcut](instantiate(cts[0]), Forward(fwd.out[0], (True,)), rows,
                                      axes=(last,))
-    n = _dims(rows)[last] - 1
+    n = abstractify(rows).dimensions[last] - 1
     ct_x = ct_init = None
     if fwd.wants[0]:
         kept = _kept(x, dimensions)
         order = kept + tuple(dimensions)
         flat = lax.slice_in_dim(ct_rows, 0, n, axis=last)
-        ct_x = lax.transpose(lax.reshape(flat, tuple(_dims(x)[d] for d in order)),
+        dims = abstractify(x).dimensions
+        ct_x = lax.transpose(lax.reshape(flat, tuple(dims[d] for d in order)),
                              tuple(int(i) for i in np.argsort(order)))
     if fwd.wants[1]:
         ct_init = red.reduce_sum_p.bind(lax.slice_in_dim(ct_rows, n, n + 1, axis=last),
@@ -217,7 +215,7 @@ def _reduce_batch(args, dims, *, computation, dimensions):
     computation closes over it and takes it whole) has no batched form: a
     loop over the batch (``map_sequential``)."""
     n = len(computation.out_avals)
-    size = next(abstractify(a).dimensions[d] for a, d in zip(args, dims) if d is not None)
+    size = bdim_size(args, dims)
     if any(d is not None for d in dims[2 * n:]):
         return batch_by_loop(red.reduce_p, args, dims, computation=computation,
                              dimensions=dimensions)
@@ -225,7 +223,7 @@ def _reduce_batch(args, dims, *, computation, dimensions):
         return _reduce_with_batched_inits(args, dims, size, computation, dimensions), (0,) * n
     d = next(d for d in dims[:n] if d is not None)
     operands = [move_batch_dim(x, dx, d, size) for x, dx in zip(args[:n], dims[:n])]
-    phys = tuple(a + (1 if a >= d else 0) for a in dimensions)
+    phys = shift_axes(dimensions, d)
     outs = red.reduce_p.bind(*operands, *args[n:], computation=computation, dimensions=phys)
     return outs, (d - sum(1 for a in phys if a < d),) * n
 
@@ -241,9 +239,9 @@ def _reduce_with_batched_inits(args, dims, size, computation, dimensions):
     n = len(computation.out_avals)
     operands = [move_batch_dim(x, d, 0, size) for x, d in zip(args[:n], dims[:n])]
     extras = args[2 * n:]
-    phys = tuple(a + 1 for a in dimensions)
+    phys = shift_axes(dimensions, 0)
     kept = _kept(operands[0], phys)
-    full = _dims(operands[0])
+    full = abstractify(operands[0]).dimensions
     rest = tuple(full[k] for k in kept)
     m = int(np.prod([full[a] for a in phys], dtype=np.int64))
     rows = []
@@ -252,7 +250,7 @@ def _reduce_with_batched_inits(args, dims, size, computation, dimensions):
         rows.append(lax.concatenate([first, lax.reshape(x, rest + (m,), kept + phys)],
                                     len(rest)))
     present = lax.broadcast_in_dim(np.array(True), rest + (m + 1,), ())
-    empty = [np.zeros((), abstractify(x).dtype) for x in operands] + [np.array(False)]
+    empty = [const_like(x, 0) for x in operands] + [np.array(False)]
 
     def lifted(acc, x):
         *a, a_has = acc
@@ -263,7 +261,6 @@ def _reduce_with_batched_inits(args, dims, size, computation, dimensions):
 
     outs = lax.reduce((*rows, present), tuple(empty), lifted, (len(rest),))
     return tuple(outs[:n])
-
 
 
 jvp_rules[red.reduce_p] = _reduce_jvp

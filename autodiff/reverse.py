@@ -1,4 +1,4 @@
-"""Reverse mode: ``vjp``, ``grad``, ``value_and_grad``, ``jacrev``.
+"""Reverse mode: ``vjp``, ``grad``, ``value_and_grad`` (``jacrev`` is in ``jacobians.py``).
 
 A :class:`ReverseInterpreter` runs the function forward on its parent
 interpreter and records a tape: for every op that touches a differentiated
@@ -22,8 +22,8 @@ from tracer.core import Interpreter, Primitive, Tracer, abstractify, current_int
     set_interpreter
 
 from .forward import ConcreteTracerMixin
-from .rules import Forward, Zero, add_tangents, float0, instantiate, is_differentiable_type, \
-    is_zero, non_differentiable, scalar_like, vjp_forward_rules, vjp_rules
+from .rules import Forward, Zero, add_tangents, float0, is_differentiable_type, is_zero, \
+    non_differentiable, scalar_like, user_zero, vjp_forward_rules, vjp_rules
 
 __all__ = ["vjp", "vjp_flat", "grad", "value_and_grad", "ReverseInterpreter"]
 
@@ -130,7 +130,7 @@ class ReverseInterpreter(Interpreter):
 
 def _check_cotangent(primitive: Primitive, primal: Any, ct: Any) -> None:
     p, c = abstractify(primal), abstractify(ct)
-    if p.dimensions != c.dimensions or p.dtype != c.dtype:
+    if p.dimensions != c.dimensions or p.element_type is not c.element_type:
         raise AssertionError(f"{primitive.name}: the VJP rule gave a cotangent {c.shape} "
                              f"for an operand {p.shape}")
 
@@ -156,7 +156,7 @@ def vjp_flat(fn: Callable[..., Sequence[Any]], primals: Sequence[Any]
         if len(cts) != len(lifted):
             raise TypeError(f"vjp: {len(cts)} cotangents for {len(lifted)} outputs")
         seeds: dict[int, Any] = {}
-        for (value, i), c in zip(lifted, cts):
+        for (_, i), c in zip(lifted, cts):
             if i is None or is_zero(c):
                 continue
             seeds[i] = add_tangents(seeds.get(i), c)
@@ -165,14 +165,6 @@ def vjp_flat(fn: Callable[..., Sequence[Any]], primals: Sequence[Any]
                 for p, i in zip(primals, in_ids)]
 
     return out_values, pullback
-
-
-def _cotangent_out(primal: Any, ct: Any) -> Any:
-    """An input's cotangent as the user sees it: zeros (float0 for integers)."""
-    aval = abstractify(primal)
-    if not is_differentiable_type(aval):
-        return np.zeros(aval.dimensions, float0)
-    return instantiate(ct)
 
 
 def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False):
@@ -210,7 +202,7 @@ def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False):
                 raise TypeError(f"vjp: a cotangent of shape {c_dims} for an output of "
                                 f"shape {oa.dimensions}")
         cts = pullback(ct_leaves)
-        return tuple(p_tree.unflatten([_cotangent_out(p, c) for p, c in zip(p_leaves, cts)]))
+        return tuple(p_tree.unflatten([user_zero(p, c) for p, c in zip(p_leaves, cts)]))
 
     result = out_tree.unflatten(outs)
     if has_aux:
@@ -241,10 +233,9 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
         out = vjp(of_chosen, *(args[a] for a in chosen), has_aux=has_aux)
         value, vjp_fn = out[0], out[1]
         aval = abstractify(value)
-        if aval.ndim != 0 or not (aval.element_type.is_floating):
-            raise TypeError(f"grad requires a real scalar output, got {aval.shape}"
-                            + ("" if aval.ndim == 0 else f" (shape {aval.dimensions})"))
-        grads = vjp_fn(scalar_like(abstractify(value), 1))
+        if aval.ndim != 0 or not aval.element_type.is_floating:
+            raise TypeError(f"grad requires a real scalar output, got {aval.shape}")
+        grads = vjp_fn(scalar_like(aval, 1))
         g = grads[0] if single else tuple(grads)
         return ((value, out[2]), g) if has_aux else (value, g)
 

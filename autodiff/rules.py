@@ -43,7 +43,8 @@ from tracer.shapes import PrimitiveType
 __all__ = ["jvp_rules", "vjp_rules", "vjp_forward_rules", "batch_rules", "non_differentiable",
            "Zero", "Forward", "float0", "is_zero", "instantiate", "zeros_like_aval", "scalar_like",
            "add_tangents", "is_differentiable_type", "register_non_differentiable",
-           "linear_jvp", "move_batch_dim", "bdim_size", "batch_by_loop"]
+           "linear_jvp", "move_batch_dim", "bdim_size", "batch_by_loop", "const_like",
+           "convert_like", "select_or_zero", "user_zero", "shift_axes", "batch_at_front"]
 
 jvp_rules: dict[Primitive, Callable[..., Any]] = {}
 vjp_rules: dict[Primitive, Callable[..., Any]] = {}
@@ -111,15 +112,36 @@ def zeros_like_aval(aval: AbstractValue) -> Any:
     return broadcast_in_dim(zero, aval.dimensions, ())
 
 
-def instantiate(t: Any, aval: AbstractValue | None = None) -> Any:
-    """``t`` as an array: a :class:`Zero` (or ``None`` with ``aval``) becomes zeros."""
-    if isinstance(t, Zero):
-        return zeros_like_aval(t.aval)
-    if t is None:
-        if aval is None:
-            raise ValueError("instantiate(None) needs the abstract value")
-        return zeros_like_aval(aval)
-    return t
+def instantiate(t: Any) -> Any:
+    """``t`` as an array: a :class:`Zero` becomes zeros."""
+    return zeros_like_aval(t.aval) if isinstance(t, Zero) else t
+
+
+def const_like(x: Any, value: complex) -> Any:
+    """``value`` as a rank-0 constant of ``x``'s element type (bf16 included)."""
+    return scalar_like(abstractify(x), value)
+
+
+def convert_like(x: Any, like: Any) -> Any:
+    """``x`` (a mask, a cotangent of a wider type) converted to ``like``'s element type."""
+    from primitives import convert_element_type
+    target = abstractify(like).element_type
+    return x if abstractify(x).element_type is target else convert_element_type(x, target)
+
+
+def select_or_zero(mask: Any, x: Any) -> Any:
+    """``x`` where ``mask`` holds, zero elsewhere."""
+    from primitives import select
+    return select(mask, x, zeros_like_aval(abstractify(x)))
+
+
+def user_zero(primal: Any, t: Any) -> Any:
+    """A tangent or cotangent as a transform hands it to the user: zeros for
+    a symbolic zero, float0 zeros for an integer or boolean value."""
+    aval = abstractify(primal)
+    if not is_differentiable_type(aval):
+        return np.zeros(aval.dimensions, float0)
+    return instantiate(t)
 
 
 def add_tangents(a: Any, b: Any) -> Any:
@@ -159,6 +181,22 @@ def _zero_out(prim: Primitive, out: Any) -> Any:
     if prim.multiple_results:
         return tuple(Zero(abstractify(o)) for o in out)
     return Zero(abstractify(out))
+
+
+def shift_axes(axes: Sequence[int], bdim: int | None) -> tuple[int, ...]:
+    """An unbatched operand's dimension numbers as dimensions of the operand
+    with a batch dimension inserted at ``bdim`` (``None``: not batched)."""
+    return tuple(axes) if bdim is None else tuple(a + (a >= bdim) for a in axes)
+
+
+def batch_at_front(prim: Primitive) -> Callable[..., Any]:
+    """The batching rule of an op that takes leading batch dimensions (FFT,
+    Cholesky, TriangularSolve, TopK...): every operand's batch moved to 0."""
+    def rule(args, dims, **params):
+        size = bdim_size(args, dims)
+        out = prim.bind(*(move_batch_dim(x, d, 0, size) for x, d in zip(args, dims)), **params)
+        return out, ((0,) * len(out) if prim.multiple_results else 0)
+    return rule
 
 
 def bdim_size(args: Sequence[Any], dims: Sequence[int | None]) -> int:

@@ -21,21 +21,9 @@ from primitives import shape_ops as so
 from primitives.indexing import GatherDimensionNumbers, ScatterDimensionNumbers
 from tracer.core import abstractify
 
-from .rules import Zero, batch_rules, bdim_size, instantiate, is_zero, jvp_rules, linear_jvp, \
-    move_batch_dim, register_non_differentiable, vjp_rules, zeros_like_aval
-
-
-def _dims(x):
-    return abstractify(x).dimensions
-
-
-def _shift(axes, d):
-    """Logical dimension numbers as physical ones when the batch is at ``d``."""
-    return tuple(a + (1 if a >= d else 0) for a in axes)
-
-
-def _zero_scalar(x):
-    return np.zeros((), abstractify(x).dtype)
+from .rules import Zero, batch_rules, bdim_size, const_like, instantiate, is_zero, jvp_rules, \
+    linear_jvp, move_batch_dim, register_non_differentiable, shift_axes, vjp_rules, \
+    zeros_like_aval
 
 
 # -- linear JVPs of the ops linear in all their operands ------------------------
@@ -60,7 +48,7 @@ def _broadcast_batch(args, dims, *, sizes):
 def _broadcast_in_dim_vjp(ct, fwd, x, *, shape, broadcast_dimensions):
     """Sum over the new dimensions and the stretched size-1 ones, then a
     reshape puts the size-1 dimensions back."""
-    xdims = _dims(x)
+    xdims = abstractify(x).dimensions
     stretched = {b for b, n in zip(broadcast_dimensions, xdims) if n == 1 and shape[b] != 1}
     axes = tuple(i for i in range(len(shape))
                  if i not in broadcast_dimensions or i in stretched)
@@ -71,10 +59,10 @@ def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions):
     """The batch goes right after the result dimension of the operand
     dimension before it, so that ``broadcast_dimensions`` stay increasing."""
     (x,), (d,) = args, dims
-    size = _dims(x)[d]
+    size = abstractify(x).dimensions[d]
     at = broadcast_dimensions[d - 1] + 1 if d > 0 else 0
     new_shape = shape[:at] + (size,) + shape[at:]
-    bdims = tuple(b + (1 if b >= at else 0) for b in broadcast_dimensions)
+    bdims = shift_axes(broadcast_dimensions, at)
     bdims = bdims[:d] + (at,) + bdims[d:]
     return so.broadcast_in_dim_p.bind(x, shape=new_shape, broadcast_dimensions=bdims), at
 
@@ -89,24 +77,25 @@ batch_rules[so.broadcast_in_dim_p] = _broadcast_in_dim_batch
 
 def _reshape_back(ct, fwd, x, **params):
     """Both keep the row-major element order: the transpose is a reshape back."""
-    return (lax.reshape(ct, _dims(x)),)
+    return (lax.reshape(ct, abstractify(x).dimensions),)
 
 
 def _reshape_batch(args, dims, *, new_sizes):
     (x,), (d,) = args, dims
-    x = move_batch_dim(x, d, 0, _dims(x)[d])
-    return so.reshape_p.bind(x, new_sizes=(_dims(x)[0],) + new_sizes), 0
+    size = abstractify(x).dimensions[d]
+    x = move_batch_dim(x, d, 0, size)
+    return so.reshape_p.bind(x, new_sizes=(size,) + new_sizes), 0
 
 
 def _collapse_batch(args, dims, *, dimensions):
     """The batch stays where it is unless it lies inside the collapsed run."""
     (x,), (d,) = args, dims
     if d <= dimensions[0]:
-        return so.collapse_p.bind(x, dimensions=_shift(dimensions, d)), d
+        return so.collapse_p.bind(x, dimensions=shift_axes(dimensions, d)), d
     if d > dimensions[-1]:
         return so.collapse_p.bind(x, dimensions=dimensions), d - len(dimensions) + 1
-    x = move_batch_dim(x, d, 0, _dims(x)[d])
-    return so.collapse_p.bind(x, dimensions=_shift(dimensions, 0)), 0
+    x = move_batch_dim(x, d, 0, abstractify(x).dimensions[d])
+    return so.collapse_p.bind(x, dimensions=shift_axes(dimensions, 0)), 0
 
 
 vjp_rules[so.reshape_p] = _reshape_back
@@ -124,7 +113,7 @@ def _transpose_vjp(ct, fwd, x, *, permutation):
 def _transpose_batch(args, dims, *, permutation):
     """The batch dimension leads the result."""
     (x,), (d,) = args, dims
-    perm = (d,) + _shift(permutation, d)
+    perm = (d,) + shift_axes(permutation, d)
     return so.transpose_p.bind(x, permutation=perm), 0
 
 
@@ -132,7 +121,7 @@ vjp_rules[so.transpose_p] = _transpose_vjp
 batch_rules[so.transpose_p] = _transpose_batch
 vjp_rules[so.rev_p] = lambda ct, fwd, x, *, dimensions: (lax.rev(ct, dimensions),)
 batch_rules[so.rev_p] = lambda args, dims, *, dimensions: (
-    so.rev_p.bind(args[0], dimensions=_shift(dimensions, dims[0])), dims[0])
+    so.rev_p.bind(args[0], dimensions=shift_axes(dimensions, dims[0])), dims[0])
 
 
 # -- slice / pad -------------------------------------------------------------------------
@@ -141,15 +130,16 @@ def _slice_vjp(ct, fwd, x, *, start_indices, limit_indices, strides):
     """A pad of the cotangent with zeros: ``start`` low, the rest high, the
     stride's gaps as interior padding."""
     config = []
-    for start, stride, n, size in zip(start_indices, strides, _dims(ct), _dims(x)):
+    for start, stride, n, size in zip(start_indices, strides, abstractify(ct).dimensions,
+                                      abstractify(x).dimensions):
         used = (n - 1) * stride + 1 if n else 0
         config.append((start, size - start - used, stride - 1))
-    return (lax.pad(ct, _zero_scalar(ct), config),)
+    return (lax.pad(ct, const_like(ct, 0), config),)
 
 
 def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
     (x,), (d,) = args, dims
-    size = _dims(x)[d]
+    size = abstractify(x).dimensions[d]
     return so.slice_p.bind(x, start_indices=start_indices[:d] + (0,) + start_indices[d:],
                            limit_indices=limit_indices[:d] + (size,) + limit_indices[d:],
                            strides=strides[:d] + (1,) + strides[d:]), d
@@ -161,8 +151,8 @@ def _pad_vjp(ct, fwd, x, padding_value, *, padding_config):
     skips the interior padding.  The padding value's: the sum of the
     cotangent over the padded positions (all minus the operand's)."""
     unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
-    unpadded = lax.pad(ct, _zero_scalar(ct), unpad)
-    ct_x = lax.slice(unpadded, (0,) * len(unpad), _dims(unpadded),
+    unpadded = lax.pad(ct, const_like(ct, 0), unpad)
+    ct_x = lax.slice(unpadded, (0,) * len(unpad), abstractify(unpadded).dimensions,
                      tuple(i + 1 for _, _, i in padding_config))
     ct_pv = None
     if fwd.wants[1]:
@@ -181,10 +171,10 @@ def _pad_batch(args, dims, *, padding_config):
     config = padding_config[:d] + ((0, 0, 0),) + padding_config[d:]
     if dpv is None:
         return so.pad_p.bind(x, pv, padding_config=config), d
-    padded = so.pad_p.bind(x, _zero_scalar(x), padding_config=config)
-    ones = lax.broadcast_in_dim(np.array(True), _dims(x), ())
+    padded = so.pad_p.bind(x, const_like(x, 0), padding_config=config)
+    ones = lax.broadcast_in_dim(np.array(True), abstractify(x).dimensions, ())
     mask = so.pad_p.bind(ones, np.array(False), padding_config=config)
-    fill = lax.broadcast_in_dim(pv, _dims(padded), (d,))
+    fill = lax.broadcast_in_dim(pv, abstractify(padded).dimensions, (d,))
     return lax.select(mask, padded, fill), d
 
 
@@ -200,7 +190,7 @@ def _concatenate_vjp(ct, fwd, *xs, dimension):
     """Each operand's cotangent is its slice of the cotangent."""
     out, start = [], 0
     for x, want in zip(xs, fwd.wants):
-        n = _dims(x)[dimension]
+        n = abstractify(x).dimensions[dimension]
         out.append(lax.slice_in_dim(ct, start, start + n, axis=dimension) if want else None)
         start += n
     return tuple(out)
@@ -234,13 +224,11 @@ def _dynamic_slice_vjp(ct, fwd, x, *starts, slice_sizes):
 
 
 def _dynamic_update_slice_jvp(primals, tangents):
-    x, update, *starts = primals
     out = so.dynamic_update_slice_p.bind(*primals)
     tx, tu = tangents[:2]
     if is_zero(tx) and is_zero(tu):
         return out, Zero(abstractify(out))
-    return out, so.dynamic_update_slice_p.bind(instantiate(tx, abstractify(x)),
-                                               instantiate(tu, abstractify(update)), *starts)
+    return out, so.dynamic_update_slice_p.bind(instantiate(tx), instantiate(tu), *primals[2:])
 
 
 def _dynamic_update_slice_vjp(ct, fwd, x, update, *starts):
@@ -268,7 +256,7 @@ def _dynamic_slice_batch(args, dims, *, slice_sizes):
     (x, *starts), (dx, *sdims) = args, dims
     size = bdim_size(args, dims)
     if all(d is None for d in sdims):
-        zero = np.zeros((), abstractify(starts[0]).dtype) if starts else np.int32(0)
+        zero = const_like(starts[0], 0) if starts else np.int32(0)
         starts = starts[:dx] + [zero] + starts[dx:]
         sizes = slice_sizes[:dx] + (size,) + slice_sizes[dx:]
         return so.dynamic_slice_p.bind(x, *starts, slice_sizes=sizes), dx
@@ -298,7 +286,7 @@ def _dynamic_update_slice_batch(args, dims):
     x = move_batch_dim(x, dx, 0, size)
     update = move_batch_dim(update, du, 0, size)
     if all(d is None for d in sdims):
-        zero = np.zeros((), abstractify(starts[0]).dtype) if starts else np.int32(0)
+        zero = const_like(starts[0], 0) if starts else np.int32(0)
         return so.dynamic_update_slice_p.bind(x, update, zero, *starts), 0
     indices = _index_vectors(starts, sdims, size)
     rank = len(starts)
@@ -326,8 +314,8 @@ register_non_differentiable(so.iota_p, so.get_dimension_size_p)
 def _get_dimension_size_batch(args, dims, *, dimension):
     """Every batch element has the same sizes: the result is not batched."""
     (x,), (d,) = args, dims
-    return so.get_dimension_size_p.bind(x, dimension=dimension + (1 if dimension >= d else 0)), \
-        None
+    (phys,) = shift_axes((dimension,), d)
+    return so.get_dimension_size_p.bind(x, dimension=phys), None
 
 
 def _set_dimension_size_jvp(primals, tangents, *, dimension):
@@ -348,9 +336,9 @@ def _set_dimension_size_vjp(ct, fwd, x, n, *, dimension):
     dims = aval.dimensions
     index_t = abstractify(n).element_type
     grown = dims[:dimension] + (dims[dimension] + 1,) + dims[dimension + 1:]
-    zero_index = np.zeros((), index_t.numpy_dtype)
+    zero_index = const_like(n, 0)
     placed = so.dynamic_update_slice_p.bind(
-        lax.broadcast_in_dim(_zero_scalar(x), grown, ()), ct, *([zero_index] * aval.ndim))
+        lax.broadcast_in_dim(const_like(x, 0), grown, ()), ct, *([zero_index] * aval.ndim))
     placed = lax.slice(placed, (0,) * aval.ndim, dims)
     inside = lax.lt(lax.broadcasted_iota(index_t, dims, dimension),
                     lax.broadcast_in_dim(n, dims, ()))
@@ -364,8 +352,8 @@ def _set_dimension_size_batch(args, dims, *, dimension):
     if dn is not None:
         raise NotImplementedError("set_dimension_size: vmap over the size (one dynamic size "
                                   "per batch element) has no batched form")
-    return so.set_dimension_size_p.bind(x, n, dimension=dimension + (1 if dimension >= d
-                                                                     else 0)), d
+    (phys,) = shift_axes((dimension,), d)
+    return so.set_dimension_size_p.bind(x, n, dimension=phys), d
 
 
 batch_rules[so.get_dimension_size_p] = _get_dimension_size_batch

@@ -7,7 +7,8 @@ dimension a batching dimension) and the cotangents scatter-added back.  A
 comparator sub-graph is wrapped so that it takes (and ignores) the extra
 operand.  TopK's tangents are gathered with its indices result (which has
 no tangent).  Both batch by moving the batch to the front, out of the
-sorted dimension.
+sorted dimension; a comparator that closes over a batched value loops over
+the batch.
 """
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ from tracer.graph import eval_graph
 from tracer.shapes import PrimitiveType as PT
 
 from .indexing import scatter_add_along_axis, take_along_axis
-from .rules import Zero, batch_rules, bdim_size, is_zero, jvp_rules, move_batch_dim, \
-    vjp_forward_rules, vjp_rules
+from .rules import Zero, batch_at_front, batch_by_loop, batch_rules, bdim_size, is_zero, \
+    jvp_rules, move_batch_dim, vjp_forward_rules, vjp_rules
 
 _WRAPPED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -90,9 +91,13 @@ vjp_rules[so.sort_p] = _sort_vjp
 
 
 def _sort_batch(args, dims, *, dimension, comparator, **params):
+    """The batch moved to the front of every operand, out of the sorted
+    dimension.  A batched value the comparator closes over (and takes
+    whole) has no batched form: a loop over the batch."""
     n = _num_operands(args, comparator)
     if any(d is not None for d in dims[n:]):
-        raise NotImplementedError("sort: vmap of a comparator that closes over batched values")
+        return batch_by_loop(so.sort_p, args, dims, dimension=dimension, comparator=comparator,
+                             **params)
     size = bdim_size(args, dims)
     moved = [move_batch_dim(x, d, 0, size) for x, d in zip(args[:n], dims[:n])]
     outs = so.sort_p.bind(*moved, *args[n:], dimension=dimension + 1, comparator=comparator,
@@ -120,12 +125,6 @@ def _top_k_vjp(cts, fwd, x, *, k, largest):
     return (scatter_add_along_axis(aval, fwd.out[1], ct, aval.ndim - 1),)
 
 
-def _top_k_batch(args, dims, *, k, largest):
-    (x,), (d,) = args, dims
-    x = move_batch_dim(x, d, 0, abstractify(x).dimensions[d])
-    return so.top_k_p.bind(x, k=k, largest=largest), (0, 0)
-
-
 jvp_rules[so.top_k_p] = _top_k_jvp
 vjp_rules[so.top_k_p] = _top_k_vjp
-batch_rules[so.top_k_p] = _top_k_batch
+batch_rules[so.top_k_p] = batch_at_front(so.top_k_p)

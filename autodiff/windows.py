@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -39,12 +39,12 @@ from primitives import elementwise as ew
 from primitives import windows as win
 from primitives._subgraph import trace_computation
 from primitives.reductions import single_binary_op
-from tracer.core import AbstractValue, abstractify, array_value, bf16_array
+from tracer.core import AbstractValue, abstractify, array_value
 from tracer.graph import Graph
 from tracer.shapes import PrimitiveType as PT
 
-from .rules import Zero, add_tangents, batch_by_loop, batch_rules, bdim_size, instantiate, is_zero, \
-    jvp_rules, linear_jvp, move_batch_dim, vjp_rules, zeros_like_aval
+from .rules import Zero, add_tangents, batch_by_loop, batch_rules, bdim_size, instantiate, \
+    is_zero, jvp_rules, linear_jvp, move_batch_dim, scalar_like, vjp_rules, zeros_like_aval
 
 __all__ = ["select_and_gather", "scatter_to_selected"]
 
@@ -60,13 +60,6 @@ _SELECTS = {"ge": ("GE", -np.inf), "le": ("LE", np.inf)}
 def _window(params: dict[str, Any], rank: int) -> dict[str, tuple]:
     """The full window of an op's params (select_and_scatter has no dilations)."""
     return {k: params.get(k, (_TRIVIAL[k],) * rank) for k in _WINDOW_KEYS}
-
-
-def _scalar(value: float, aval: AbstractValue) -> Any:
-    """``value`` as a rank-0 constant of ``aval``'s element type."""
-    if aval.element_type is PT.BF16:
-        return bf16_array(np.float32(value))
-    return np.asarray(value, aval.dtype)
 
 
 def _zeros(x: Any) -> Any:
@@ -112,8 +105,8 @@ def select_and_gather(tangent: Any, operand: Any, select: str, window: dict) -> 
     ``reduce_window`` over (operand, tangent) pairs."""
     aval = abstractify(operand)
     graph = _gather_computation(aval.element_type, select)
-    init_k = _scalar(_SELECTS[select][1], aval)
-    init_v = _scalar(0, aval)
+    init_k = scalar_like(aval, _SELECTS[select][1])
+    init_v = scalar_like(aval, 0)
     _, out = win.reduce_window_p.bind(operand, tangent, init_k, init_v, computation=graph,
                                       **window)
     return out
@@ -138,7 +131,7 @@ def scatter_to_selected(ct: Any, operand: Any, select: str, window: dict) -> Any
     dilated = any(d != 1 for d in base)
     x = operand
     if dilated:
-        x = lax.pad(x, _scalar(_SELECTS[select][1], aval), [(0, 0, d - 1) for d in base])
+        x = lax.pad(x, scalar_like(aval, _SELECTS[select][1]), [(0, 0, d - 1) for d in base])
     out = win.select_and_scatter_add_p.bind(
         ct, x, select_prim=select, window_dimensions=window["window_dimensions"],
         window_strides=window["window_strides"], padding=window["padding"])
@@ -150,7 +143,7 @@ def scatter_to_selected(ct: Any, operand: Any, select: str, window: dict) -> Any
 def _scatter_dilated(ct: Any, operand: Any, select: str, window: dict) -> Any:
     """:func:`scatter_to_selected` with window dilation (see there)."""
     aval = abstractify(operand)
-    identity = _scalar(_SELECTS[select][1], aval)
+    identity = scalar_like(aval, _SELECTS[select][1])
     pads = window["padding"]
     xp = lax.pad(operand, identity, [(lo, hi, d - 1) for (lo, hi), d
                                      in zip(pads, window["base_dilation"])])
@@ -174,14 +167,14 @@ def _scatter_dilated(ct: Any, operand: Any, select: str, window: dict) -> Any:
         piece = win.select_and_scatter_add_p.bind(
             ct_p, x_p, select_prim=select, window_dimensions=window["window_dimensions"],
             window_strides=tuple(c[4] for c in combo), padding=((0, 0),) * aval.ndim)
-        piece = lax.pad(piece, _scalar(0, aval),
+        piece = lax.pad(piece, scalar_like(aval, 0),
                         [(c[3], size - (c[3] + (n - 1) * r + 1), r - 1)
                          for c, size, n, r in zip(combo, padded, lengths, rs)])
         total = add_tangents(total, piece)
     if total is None:       # no window at all
         return _zeros(operand)
     # the transpose of the padding: edges cut (or restored), holes dropped
-    unpadded = lax.pad(total, _scalar(0, aval), [(-lo, -hi, 0) for lo, hi in pads])
+    unpadded = lax.pad(total, scalar_like(aval, 0), [(-lo, -hi, 0) for lo, hi in pads])
     return lax.slice(unpadded, (0,) * aval.ndim, abstractify(unpadded).dimensions,
                      window["base_dilation"])
 
@@ -203,7 +196,7 @@ def _sum_transpose(ct: Any, aval: AbstractValue, window: dict) -> Any:
         out = win._dilated(abstractify(ct).dimensions[d], strides[d])
         before = rhs - 1 - window["padding"][d][0]
         config.append((before, lhs + rhs - 1 - out - before, strides[d] - 1))
-    padded = lax.pad(ct, _scalar(0, aval), config)
+    padded = lax.pad(ct, scalar_like(aval, 0), config)
     return win.reduce_window_sum_p.bind(
         padded, window_dimensions=window["window_dimensions"], window_strides=base,
         padding=((0, 0),) * n, base_dilation=(1,) * n, window_dilation=wdil)
@@ -407,10 +400,11 @@ def _common_dim(args, dims) -> tuple[list[Any], int]:
     return [move_batch_dim(x, d, at, size) for x, d in zip(args, dims)], at
 
 
-def _window_batch(prim, n_window_operands: int | None = None):
-    """Batch a window op whose first ``n`` operands are windowed arrays (all
-    operands by default); the rest (init values, captured values) must be
-    unbatched, else the op runs once per batch element."""
+def _window_batch(prim, n_window_operands: Callable[[dict[str, Any]], int] | None = None):
+    """Batch a window op whose first ``n_window_operands(params)`` operands
+    are windowed arrays (all operands by default); the rest (init values,
+    captured values) must be unbatched, else the op runs once per batch
+    element."""
     def rule(args, dims, **params):
         n = len(args) if n_window_operands is None else n_window_operands(params)
         if any(d is not None for d in dims[n:]):

@@ -8,17 +8,13 @@ import pytest
 
 import primitives as lax
 import tracer
-from autodiff import check_grads, grad
+from autodiff import check_grads, grad, jvp
 from compile import jit
-from tests.autodiff.util import check_vmap
+from tests.autodiff.util import _numerical_grad, _rng, check_vmap
 
 # (operand shape, feature_index)
 LAYOUTS = [((4, 3), 1), ((3, 4, 2), 0), ((2, 3, 4), 1), ((2, 3, 2, 3), -1), ((3, 2, 2, 2), 2)]
 EPS = 1e-3
-
-
-def _rng(seed, salt):
-    return np.random.default_rng(1000 * salt + seed)
 
 
 def _features(shape, fi):
@@ -28,10 +24,6 @@ def _features(shape, fi):
 def _stats(rng, n, batch=()):
     """A mean and a (positive) variance per feature."""
     return rng.standard_normal(batch + (n,)), rng.uniform(0.5, 2.0, batch + (n,))
-
-
-def _grads(f, *args):
-    check_grads(f, args, order=2, modes=("fwd", "rev"))
 
 
 def _training(fi):
@@ -54,8 +46,8 @@ def test_training_grads(seed):
     rng = _rng(seed, 1)
     shape, fi = LAYOUTS[seed]
     n = _features(shape, fi)
-    _grads(_training(fi), rng.standard_normal(shape), rng.standard_normal(n),
-           rng.standard_normal(n))
+    check_grads(_training(fi), (rng.standard_normal(shape), rng.standard_normal(n),
+                                rng.standard_normal(n)))
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -68,7 +60,7 @@ def test_training_statistics_only_grads(seed):
     def f(x, s, o):
         _, mean, var = _training(fi)(x, s, o)
         return lax.mul(mean, var)
-    _grads(f, rng.standard_normal(shape), rng.standard_normal(n), rng.standard_normal(n))
+    check_grads(f, (rng.standard_normal(shape), rng.standard_normal(n), rng.standard_normal(n)))
 
 
 @pytest.mark.parametrize("seed", range(len(LAYOUTS)))
@@ -77,8 +69,8 @@ def test_inference_grads(seed):
     shape, fi = LAYOUTS[seed]
     n = _features(shape, fi)
     mean, var = _stats(rng, n)
-    _grads(_inference(fi), rng.standard_normal(shape), rng.standard_normal(n),
-           rng.standard_normal(n), mean, var)
+    check_grads(_inference(fi), (rng.standard_normal(shape), rng.standard_normal(n),
+                                 rng.standard_normal(n), mean, var))
 
 
 @pytest.mark.parametrize("seed", range(len(LAYOUTS)))
@@ -87,8 +79,8 @@ def test_grad_grads(seed):
     shape, fi = LAYOUTS[seed]
     n = _features(shape, fi)
     mean, var = _stats(rng, n)
-    _grads(_grad_op(fi), rng.standard_normal(shape), rng.standard_normal(n), mean, var,
-           rng.standard_normal(shape))
+    check_grads(_grad_op(fi), (rng.standard_normal(shape), rng.standard_normal(n), mean, var,
+                               rng.standard_normal(shape)))
 
 
 def test_training_vjp_matches_numpy_formula():
@@ -161,15 +153,6 @@ def test_grad_vmap(seed):
 
 # -- the issue's acceptance test -------------------------------------------------------------
 
-def _numerical_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[i] = eps
-        g[i] = (float(f(x + step)) - float(f(x - step))) / (2 * eps)
-    return g
-
-
 SCALE, OFFSET = np.array([1.5, -0.5, 2.0]), np.array([0.1, 0.2, -0.3])
 
 
@@ -195,3 +178,53 @@ def test_vmap_of_grad_batch_norm_layer():
     """Per-example gradients: the batch rules of batch_norm_training and batch_norm_grad."""
     xs = _rng(2, 9).standard_normal((3, 2, 2, 3, 3))
     check_vmap(grad(_layer_loss), (np.moveaxis(xs, 0, 4),), 4)
+
+
+# -- bfloat16 ------------------------------------------------------------------------------
+
+def _quarters(rng, *shape):
+    """float32 values exact in bf16 (multiples of 1/4 in [-2, 2])."""
+    return (rng.integers(-8, 9, shape) * 0.25).astype(np.float32)
+
+
+def _check_bf16_like_f32(loss, args):
+    """``loss(weights)(*args)``'s gradient and tangent in bf16 against f32:
+    the scalar constants of the rules (1/N, 2/N, 1/2, epsilon) must be built
+    in bf16 (NumPy holds bf16 as uint16 words).  bf16 keeps 8 significant
+    bits and the rules reduce over the batch: 2% of the largest entry."""
+    bf16 = tracer.core.bf16_array
+    args_b = tuple(bf16(a) for a in args)
+    argnums = tuple(range(len(args)))
+    f32_fn, bf16_fn = loss(lambda a: a), loss(bf16)
+    got = list(grad(bf16_fn, argnums=argnums)(*args_b)) + [jvp(bf16_fn, args_b, args_b)[1]]
+    want = list(grad(f32_fn, argnums=argnums)(*args)) + [jvp(f32_fn, args, args)[1]]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(tracer.shapes.bf16_to_f32(np.asarray(g)), w, rtol=0.02,
+                                   atol=0.02 * np.abs(w).max())
+
+
+def test_training_bf16_derivatives_match_f32():
+    """The loss reads the batch statistics too (their cotangents' constants)."""
+    rng = _rng(0, 10)
+    x, w = _quarters(rng, 4, 2, 3), _quarters(rng, 4, 2, 3)
+
+    def loss(cast):
+        def f(x, s, o):
+            y, mean, var = lax.batch_norm_training(x, s, o, EPS, 2)
+            return lax.add(lax.reduce_sum(lax.mul(y, cast(w)), (0, 1, 2)),
+                           lax.reduce_sum(lax.mul(mean, var), (0,)))
+        return f
+    _check_bf16_like_f32(loss, (x, _quarters(rng, 3), _quarters(rng, 3)))
+
+
+def test_inference_bf16_derivatives_match_f32():
+    rng = _rng(1, 10)
+    x, w = _quarters(rng, 4, 3), _quarters(rng, 4, 3)
+    var = np.array([1.0, 2.0, 0.5], np.float32)
+
+    def loss(cast):
+        def f(*a):
+            y = lax.batch_norm_inference(*a, EPS, 1)
+            return lax.reduce_sum(lax.mul(y, lax.mul(y, cast(w))), (0, 1))
+        return f
+    _check_bf16_like_f32(loss, (x, _quarters(rng, 3), _quarters(rng, 3), _quarters(rng, 3), var))

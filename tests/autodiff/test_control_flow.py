@@ -13,14 +13,10 @@ import pytest
 import primitives as lax
 from autodiff import check_grads, grad, jvp, vmap
 from compile import jit
-from tests.autodiff.util import check_vmap
+from tests.autodiff.util import _rng, check_vmap
 from tracer import make_graph
 
 BOTH = ("fwd", "rev")
-
-
-def _rng(seed):
-    return np.random.default_rng(seed)
 
 
 def _normal(rng, *shape):

@@ -17,6 +17,8 @@ import pytest
 import autodiff
 import primitives as lax
 from tests.autodiff.util import check_vmap
+from tracer.core import bf16_array
+from tracer.shapes import bf16_to_f32
 
 B = 3  # batch size of the vmap tests
 
@@ -353,6 +355,27 @@ def test_python_scalar_operands_keep_the_gradient_dtype(fn, dtype):
     assert np.asarray(g).dtype == dtype
     gg = autodiff.grad(autodiff.grad(fn))(x)
     assert np.asarray(gg).dtype == dtype
+
+
+def test_bf16_derivatives_and_vmap_match_f32():
+    """The rules' constants and masks take bf16 values (not uint16 words)."""
+    def f(v, w, lo, hi):
+        return lax.reduce_sum(lax.add(lax.mul(lax.abs(v), lax.max(v, w)), lax.clamp(lo, v, hi)),
+                              (0,))
+    x = np.array([-2.0, 0.5, 1.0, 3.0, 0.0], np.float32)   # a tie with w, a kink at 0
+    t = np.array([1.0, -2.0, 0.5, 1.0, 4.0], np.float32)
+    w, lo, hi = np.ones(5, np.float32), np.float32(-1.0), np.float32(2.0)
+    xb, tb, wb, lob, hib = (bf16_array(a) for a in (x, t, w, lo, hi))
+
+    def check(got, want):
+        np.testing.assert_array_equal(bf16_to_f32(np.asarray(got)), want)
+    for g, want in zip(autodiff.grad(f, (0, 1))(xb, wb, lob, hib),
+                       autodiff.grad(f, (0, 1))(x, w, lo, hi)):
+        check(g, want)
+    check(autodiff.jvp(lambda v, u: f(v, u, lob, hib), (xb, wb), (tb, tb))[1],
+          autodiff.jvp(lambda v, u: f(v, u, lo, hi), (x, w), (t, t))[1])
+    per_row = autodiff.vmap(autodiff.grad(f), in_axes=(0, None, None, None))
+    check(per_row(bf16_array(np.stack([x, t])), wb, lob, hib), per_row(np.stack([x, t]), w, lo, hi))
 
 
 def test_jit_of_grad():

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 import primitives as lax
-from autodiff import check_grads, grad
+from autodiff import check_grads, grad, jvp, vmap
 from tests.autodiff.util import check_vmap
+from tracer.core import bf16_array
+from tracer.shapes import bf16_to_f32
 
 
 def _rng(seed):
@@ -153,3 +155,20 @@ def test_triangular_solve_vmap(axes, left_side):
     check_vmap(lambda a, b: lax.triangular_solve(a, b, left_side=left_side, lower=True,
                                                  transpose_a=True),
                (a, b), in_axes=axes)
+
+
+def test_bf16_cholesky_derivatives_and_vmap_match_f32():
+    """The constant factors of the Cholesky rules are bf16 values, not uint16
+    words: the derivatives are the f32 ones, to bf16 precision."""
+    a = np.array([[4.0, 1.0], [1.0, 3.0]], np.float32)
+    da = np.array([[1.0, 0.5], [0.5, -1.0]], np.float32)
+
+    def f(m):
+        return lax.reduce_sum(lax.mul(lax.cholesky(m), lax.cholesky(m)), (0, 1))
+
+    def close(got, want):
+        np.testing.assert_allclose(bf16_to_f32(np.asarray(got)), want, rtol=2e-2, atol=1e-2)
+    close(grad(f)(bf16_array(a)), grad(f)(a))
+    close(jvp(f, (bf16_array(a),), (bf16_array(da),))[1], jvp(f, (a,), (da,))[1])
+    batch = np.stack([a, 2 * a])
+    close(vmap(grad(f))(bf16_array(batch)), vmap(grad(f))(batch))

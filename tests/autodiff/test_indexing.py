@@ -11,10 +11,12 @@ import numpy as np
 import pytest
 
 import primitives as lax
-from autodiff import check_grads, grad
+from autodiff import check_grads, grad, jvp
 from compile import jit
 from primitives import GatherDimensionNumbers as GDN, ScatterDimensionNumbers as SDN
 from tests.autodiff.util import check_vmap
+from tracer.core import bf16_array
+from tracer.shapes import bf16_to_f32
 
 I32 = np.int32
 
@@ -203,6 +205,25 @@ def test_scatter_max_tie_averages():
     np.testing.assert_allclose(gu, [0.5, 0.5])
 
 
+def test_bf16_scatter_max_derivatives_match_f32():
+    """The ones that count the tied values are bf16 values, not uint16 words."""
+    idx = np.array([[0], [0], [1]], I32)
+    dn = SDN(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    x, u = np.array([1.0, 5.0], np.float32), np.array([2.0, 2.0, 5.0], np.float32)
+    tx, tu = np.array([1.0, -1.0], np.float32), np.array([0.5, 2.0, 3.0], np.float32)
+
+    def f(x, u):
+        return lax.reduce_sum(lax.mul(lax.scatter_max(x, idx, u, dn), x), (0,))
+
+    want = grad(f, (0, 1))(x, u)
+    got = grad(f, (0, 1))(bf16_array(x), bf16_array(u))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(bf16_to_f32(np.asarray(g)), w)
+    want_t = jvp(f, (x, u), (tx, tu))[1]
+    got_t = jvp(f, (bf16_array(x), bf16_array(u)), (bf16_array(tx), bf16_array(tu)))[1]
+    np.testing.assert_array_equal(bf16_to_f32(np.asarray(got_t)), want_t)
+
+
 def test_jit_grad_gather_scatter():
     x, idx, dn, sizes, _ = _case("batched")
 
@@ -263,3 +284,15 @@ def test_scatter_variadic_vmap():
     check_vmap(lambda x, u: lax.scatter((x, lax.neg(x)), idx, (u, u), _sdn(dn),
                                         update_computation=lambda a, b, c, d: (c, d)),
                (xs, u), in_axes=(0, None))
+
+
+def test_scatter_vmap_computation_with_batched_captured_value():
+    """An update computation that closes over a batched value: a loop over the batch."""
+    x, idx, dn, _, u = _case("rows", seed=12)
+    scales = np.array([1.0, -2.0, 0.5])
+
+    def f(x, s):
+        return lax.scatter(x, idx, u, _sdn(dn),
+                           update_computation=lambda old, new: lax.add(old, lax.mul(new, s)))
+    check_vmap(f, (x, scales), (None, 0))
+    check_vmap(f, (_rng(13).standard_normal((*x.shape, 3)), scales), (2, 0))

@@ -8,13 +8,11 @@ import pytest
 import primitives as lax
 from autodiff import check_grads, grad, jvp, vjp, vmap
 from compile import jit
-from tests.autodiff.util import check_vmap
+from tests.autodiff.util import _rng, check_vmap
+from tracer.core import bf16_array
+from tracer.shapes import bf16_to_f32
 
 CASES = range(4)
-
-
-def _rng(seed, salt):
-    return np.random.default_rng(1000 * salt + seed)
 
 
 def _shape(rng, rank, lo=1, hi=4):
@@ -25,10 +23,6 @@ def _normal(rng, shape):
     return rng.standard_normal(shape)
 
 
-def _grads(f, *args):
-    check_grads(f, args, order=2, modes=("fwd", "rev"))
-
-
 # -- broadcast / broadcast_in_dim --------------------------------------------------
 
 @pytest.mark.parametrize("seed", CASES)
@@ -36,7 +30,7 @@ def test_broadcast_grads(seed):
     rng = _rng(seed, 1)
     x = _normal(rng, _shape(rng, int(rng.integers(0, 3))))
     sizes = _shape(rng, int(rng.integers(1, 3)))
-    _grads(lambda x: lax.broadcast(x, sizes), x)
+    check_grads(lambda x: lax.broadcast(x, sizes), (x,))
 
 
 def _broadcast_in_dim_case(rng):
@@ -52,12 +46,12 @@ def _broadcast_in_dim_case(rng):
 @pytest.mark.parametrize("seed", CASES)
 def test_broadcast_in_dim_grads(seed):
     x, shape, bdims = _broadcast_in_dim_case(_rng(seed, 2))
-    _grads(lambda x: lax.broadcast_in_dim(x, shape, bdims), x)
+    check_grads(lambda x: lax.broadcast_in_dim(x, shape, bdims), (x,))
 
 
 def test_broadcast_in_dim_size_one_expansion():
     x = np.random.default_rng(0).standard_normal((1, 3, 1))
-    _grads(lambda x: lax.broadcast_in_dim(x, (2, 4, 3, 5), (0, 2, 3)), x)
+    check_grads(lambda x: lax.broadcast_in_dim(x, (2, 4, 3, 5), (0, 2, 3)), (x,))
     g = grad(lambda x: lax.reduce_sum(lax.broadcast_in_dim(x, (2, 4, 3, 5), (0, 2, 3)),
                                       (0, 1, 2, 3)))(x)
     np.testing.assert_allclose(g, np.full((1, 3, 1), 2 * 4 * 5.0))
@@ -70,14 +64,14 @@ def test_reshape_grads(seed):
     rng = _rng(seed, 3)
     x = _normal(rng, _shape(rng, 3))
     sizes = (x.size,) if seed % 2 else (x.shape[0] * x.shape[1], x.shape[2])
-    _grads(lambda x: lax.reshape(x, sizes), x)
-    _grads(lambda x: lax.reshape(x, x.shape[::-1], (2, 1, 0)), x)
+    check_grads(lambda x: lax.reshape(x, sizes), (x,))
+    check_grads(lambda x: lax.reshape(x, x.shape[::-1], (2, 1, 0)), (x,))
 
 
 @pytest.mark.parametrize("dims", [(0, 1), (1, 2), (0, 1, 2), (2, 3)])
 def test_collapse_grads(dims):
     x = _normal(_rng(0, 4), (2, 3, 2, 3))
-    _grads(lambda x: lax.collapse(x, dims), x)
+    check_grads(lambda x: lax.collapse(x, dims), (x,))
 
 
 @pytest.mark.parametrize("seed", CASES)
@@ -86,8 +80,8 @@ def test_transpose_and_rev_grads(seed):
     x = _normal(rng, _shape(rng, 3, 2, 4))
     perm = tuple(int(i) for i in rng.permutation(3))
     dims = tuple(int(i) for i in rng.choice(3, int(rng.integers(1, 4)), replace=False))
-    _grads(lambda x: lax.transpose(x, perm), x)
-    _grads(lambda x: lax.rev(x, dims), x)
+    check_grads(lambda x: lax.transpose(x, perm), (x,))
+    check_grads(lambda x: lax.rev(x, dims), (x,))
 
 
 # -- slice / pad -----------------------------------------------------------------------
@@ -106,7 +100,7 @@ def _slice_case(rng):
 @pytest.mark.parametrize("seed", range(6))
 def test_slice_grads_with_strides(seed):
     x, starts, limits, strides = _slice_case(_rng(seed, 6))
-    _grads(lambda x: lax.slice(x, starts, limits, strides), x)
+    check_grads(lambda x: lax.slice(x, starts, limits, strides), (x,))
 
 
 def _pad_case(rng):
@@ -124,7 +118,7 @@ def _pad_case(rng):
 @pytest.mark.parametrize("seed", range(6))
 def test_pad_grads_negative_and_interior(seed):
     x, config = _pad_case(_rng(seed, 7))
-    _grads(lambda x, v: lax.pad(x, v, config), x, np.float64(0.7))
+    check_grads(lambda x, v: lax.pad(x, v, config), (x, np.float64(0.7)))
 
 
 def test_pad_value_cotangent_is_sum_over_padding():
@@ -151,7 +145,7 @@ def test_concatenate_three_operands_grads(seed):
         shape = list(base)
         shape[dim] = int(rng.integers(1, 4))
         xs.append(_normal(rng, shape))
-    _grads(lambda a, b, c: lax.concatenate([a, b, c], dim), *xs)
+    check_grads(lambda a, b, c: lax.concatenate([a, b, c], dim), xs)
 
 
 # -- dynamic_slice / dynamic_update_slice ---------------------------------------------------
@@ -167,7 +161,7 @@ def test_dynamic_slice_grads_clamped(seed):
     x = _normal(rng, _shape(rng, 3, 2, 5))
     sizes = tuple(int(rng.integers(0 if seed == 0 else 1, n + 1)) for n in x.shape)
     starts = _starts(rng, 3, 5)
-    _grads(lambda x: lax.dynamic_slice(x, starts, sizes), x)
+    check_grads(lambda x: lax.dynamic_slice(x, starts, sizes), (x,))
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -176,7 +170,7 @@ def test_dynamic_update_slice_grads_clamped(seed):
     x = _normal(rng, _shape(rng, 3, 2, 5))
     update = _normal(rng, tuple(int(rng.integers(1, n + 1)) for n in x.shape))
     starts = _starts(rng, 3, 5)
-    _grads(lambda x, u: lax.dynamic_update_slice(x, u, starts), x, update)
+    check_grads(lambda x, u: lax.dynamic_update_slice(x, u, starts), (x, update))
 
 
 def test_dynamic_slice_of_clamped_start_gets_the_cotangent():
@@ -194,7 +188,7 @@ def test_iota_and_get_dimension_size_have_no_tangent():
         return lax.mul(lax.mul(x, lax.convert_element_type(lax.iota(np.int32, 3), np.float64)),
                        lax.broadcast_in_dim(n, (3,), ()))
     x = np.array([1.0, 2.0, 3.0])
-    _grads(f, x)
+    check_grads(f, (x,))
     _, t = jvp(lambda x: lax.get_dimension_size(x, 0), (x,), (np.ones(3),))
     assert t.shape == () and t.dtype.names == ("float0",)
 
@@ -205,7 +199,7 @@ def test_set_dimension_size_grads():
     def f(x):
         y = lax.set_dimension_size(x, np.int32(2), 0)
         return lax.add(lax.reduce_sum(lax.mul(y, y), (0,)), lax.reduce_sum(x, (0,)))
-    _grads(f, x)
+    check_grads(f, (x,))
     g = grad(lambda x: lax.reduce_sum(f(x), (0,)))(x)
     np.testing.assert_allclose(g, np.where(np.arange(4)[:, None] < 2, 2 * x, 0) + 1)
     # the tangent keeps the primal's dynamic size
@@ -342,5 +336,37 @@ def test_grad_of_vmap_with_batched_starts():
     starts = np.array([0, 4, 9], np.int32)
     sliced = vmap(lambda x, s: lax.dynamic_slice(x, (s,), (3,)))
     updated = vmap(lambda x, u, s: lax.dynamic_update_slice(x, u, (s,)))
-    _grads(lambda x: lax.sin(sliced(x, starts)), x)
-    _grads(lambda x, u: lax.sin(updated(x, u, starts)), x, u)
+    check_grads(lambda x: lax.sin(sliced(x, starts)), (x,))
+    check_grads(lambda x, u: lax.sin(updated(x, u, starts)), (x, u))
+
+
+# -- bf16 ------------------------------------------------------------------------------------
+# The zeros the rules pad and fill with must be bf16 values, not uint16 words.
+
+def _bf16(x):
+    return bf16_array(np.asarray(x, np.float32))
+
+
+def _f32(x):
+    return bf16_to_f32(np.asarray(x))
+
+
+def _slice_and_pad(v, p):
+    sliced = lax.slice(v, (1,), (4,), (2,))
+    padded = lax.pad(v, p, ((1, -1, 1),))
+    return lax.add(lax.reduce_sum(lax.mul(sliced, sliced), (0,)),
+                   lax.reduce_sum(lax.mul(padded, padded), (0,)))
+
+
+def test_bf16_derivatives_and_vmap_match_f32():
+    x, t, p = np.array([3.0, -1.0, 2.0, 0.5], np.float32), np.array([1.0, 2.0, -1.0, 0.5]), 1.5
+    want = grad(_slice_and_pad, (0, 1))(x, np.float32(p))
+    got = grad(_slice_and_pad, (0, 1))(_bf16(x), _bf16(p))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(_f32(g), w)
+    want_t = jvp(_slice_and_pad, (x, np.float32(p)), (t.astype(np.float32), np.float32(1)))[1]
+    got_t = jvp(_slice_and_pad, (_bf16(x), _bf16(p)), (_bf16(t), _bf16(1)))[1]
+    np.testing.assert_array_equal(_f32(got_t), want_t)
+    xs, ps = x.reshape(2, 2), np.array([7.0, -3.0], np.float32)
+    f = vmap(lambda v, p: lax.pad(v, p, ((1, 2, 1),)))     # a batched padding value
+    np.testing.assert_array_equal(_f32(f(_bf16(xs), _bf16(ps))), f(xs, ps))

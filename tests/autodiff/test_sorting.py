@@ -88,3 +88,15 @@ def test_sort_multi_operand_vmap(axes):
 @pytest.mark.parametrize("in_axis", [0, 1, 2])
 def test_top_k_vmap(in_axis):
     check_vmap(lambda x: lax.top_k(x, 3), (_x((3, 4, 5), 13),), in_axes=in_axis)
+
+
+def test_sort_vmap_comparator_with_batched_captured_value():
+    """A comparator that closes over a batched value: a loop over the batch."""
+    k, v = _x((3, 5), 14), _x((3, 5), 15)
+    signs = np.array([1.0, -1.0, 2.0])
+
+    def f(k, v, s):
+        return lax.sort((k, v), 0, comparator=lambda a, b, c, d: lax.lt(lax.mul(a, s),
+                                                                         lax.mul(b, s)))
+    check_vmap(f, (k, v, signs), (0, 0, 0))
+    check_vmap(f, (k, v[0], signs), (0, None, 0))

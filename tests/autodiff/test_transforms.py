@@ -183,3 +183,20 @@ def test_compiled_cnn_training_step_matches_eager_and_learns():
     for _ in range(15):
         params = demo.sgd(params, step(params, images, labels)[1], 0.1)
     assert float(step(params, images, labels)[0]) < 0.5 * float(loss)
+
+
+def test_jacobians_over_pytrees_and_argnums():
+    x, y = np.array([0.5, 1.0]), np.array([2.0, 3.0, 4.0])
+
+    def f(x, y):
+        return {"a": lax.sin(x) * xnp.sum(x), "b": x[:, None] * y[None, :]}
+
+    jf = jacfwd(f, argnums=(0, 1))(x, y)
+    jr = jacrev(f, argnums=(0, 1))(x, y)
+    expected_a_x = np.diag(np.cos(x) * x.sum()) + np.sin(x)[:, None]
+    expected_b_y = np.einsum("i,jk->ijk", x, np.eye(3))
+    for jac in (jf, jr):
+        np.testing.assert_allclose(jac["a"][0], expected_a_x, rtol=1e-12)
+        np.testing.assert_allclose(jac["a"][1], np.zeros((2, 3)))
+        np.testing.assert_allclose(jac["b"][1], expected_b_y, rtol=1e-12)
+        assert jac["b"][0].shape == (2, 3, 2)

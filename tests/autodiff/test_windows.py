@@ -15,17 +15,13 @@ import primitives as lax
 import tracer
 from autodiff import check_grads, grad, jvp
 from compile import jit
-from tests.autodiff.util import check_vmap
+from tests.autodiff.util import _numerical_grad, _rng, check_vmap
 
 CASES = range(5)
 WINDOW_OPS = {"max": lax.reduce_window_max, "min": lax.reduce_window_min,
               "sum": lax.reduce_window_sum}
 MONOIDS = {"max": lax.max, "min": lax.min, "sum": lax.add}
 SELECTS = {"ge": lax.ge, "le": lax.le}
-
-
-def _rng(seed, salt):
-    return np.random.default_rng(1000 * salt + seed)
 
 
 def _distinct(rng, shape):
@@ -63,10 +59,6 @@ def _select_window(window):
     return {k: window[k] for k in ("window_dimensions", "window_strides", "padding")}
 
 
-def _grads(f, *args):
-    check_grads(f, args, order=2, modes=("fwd", "rev"))
-
-
 # -- reduce_window_sum / _max / _min ---------------------------------------------------------
 
 @pytest.mark.parametrize("op", sorted(WINDOW_OPS))
@@ -79,7 +71,7 @@ def test_reduce_window_grads(op, seed):
     def f(x):
         y = fn(x, **window)
         return lax.mul(y, y)      # nonlinear: second order sees the window's transpose too
-    _grads(f, x)
+    check_grads(f, (x,))
 
 
 DILATED_WINDOWS = [
@@ -97,7 +89,7 @@ DILATED_WINDOWS = [
 def test_reduce_window_dilated_grads(op, window):
     x = _distinct(_rng(window, 2), (9, 8))
     w = DILATED_WINDOWS[window]
-    _grads(lambda x: lax.mul(WINDOW_OPS[op](x, **w), WINDOW_OPS[op](x, **w)), x)
+    check_grads(lambda x: lax.mul(WINDOW_OPS[op](x, **w), WINDOW_OPS[op](x, **w)), (x,))
 
 
 @pytest.mark.parametrize("op", sorted(MONOIDS))
@@ -112,7 +104,7 @@ def test_reduce_window_general_grads(op, seed):
     def f(x, init):
         y = lax.reduce_window(x, init, MONOIDS[op], **window)
         return lax.mul(y, y)
-    _grads(f, x, init)
+    check_grads(f, (x, init))
 
 
 def test_reduce_window_general_other_computation_raises():
@@ -136,7 +128,7 @@ def test_select_and_scatter_add_grads(select, seed):
     def f(source, operand):
         y = lax.select_and_scatter_add(lax.mul(source, source), operand, select, **window)
         return lax.mul(y, operand)
-    _grads(f, source, operand)
+    check_grads(f, (source, operand))
 
 
 @pytest.mark.parametrize("select", sorted(SELECTS))
@@ -151,7 +143,7 @@ def test_select_and_scatter_grads(select, seed):
         y = lax.select_and_scatter(operand, SELECTS[select], w["window_dimensions"],
                                    w["window_strides"], w["padding"], source, init, lax.add)
         return lax.mul(y, y)
-    _grads(f, operand, source, np.float64(0.5))
+    check_grads(f, (operand, source, np.float64(0.5)))
 
 
 def test_select_and_scatter_other_computations_raise():
@@ -239,15 +231,6 @@ def test_select_and_scatter_vmap(select):
 
 # -- the issue's acceptance tests ----------------------------------------------------------
 
-def _numerical_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[i] = eps
-        g[i] = (float(f(x + step)) - float(f(x - step))) / (2 * eps)
-    return g
-
-
 def _max_pool_loss(x):
     y = lax.reduce_window_max(x, (1, 2, 2, 1), (1, 2, 2, 1), ((0, 0), (0, 1), (0, 1), (0, 0)))
     return lax.reduce_sum(lax.mul(y, lax.sin(y)), (0, 1, 2, 3))
@@ -286,3 +269,36 @@ def test_vmap_of_grad_and_jvp_max_pool():
     f = lambda x, t: jvp(lambda x: lax.reduce_window_max(x, (2, 2), (1, 2), ((0, 1), (1, 0))),
                          (x,), (t,))[1]
     check_vmap(f, (xs[:, 0, 0], rng.standard_normal((3, 2))), (0, None))
+
+
+# -- bfloat16 ------------------------------------------------------------------------------
+
+BF16_WINDOWS = [
+    # a 2x2 max-pool with stride 2 (edge padding)
+    dict(window_dimensions=(1, 2, 2, 1), window_strides=(1, 2, 2, 1),
+         padding=((0, 0), (0, 1), (0, 1), (0, 0))),
+    # base and window dilation: the chooser's identity and zero pads in bf16
+    dict(window_dimensions=(1, 2, 2, 1), window_strides=(1, 1, 2, 1),
+         padding=((0, 0), (1, 0), (0, 1), (0, 0)), base_dilation=(1, 2, 1, 1),
+         window_dilation=(1, 1, 2, 1)),
+]
+
+
+@pytest.mark.parametrize("window", range(len(BF16_WINDOWS)))
+def test_max_pool_bf16_derivatives_match_f32(window):
+    """The constants of the rules (init values, pads) are built in bf16 (NumPy
+    holds bf16 as uint16 words): the gradient and tangent of a bf16 max-pool
+    are the f32 ones (inputs and results exact in bf16)."""
+    w = BF16_WINDOWS[window]
+    x = (_rng(window, 13).permutation(24).reshape(1, 4, 3, 2) * 0.25 - 3).astype(np.float32)
+    t = np.arange(24, dtype=np.float32).reshape(x.shape) * 0.5
+
+    def loss(x):
+        y = lax.reduce_window_max(x, **w)
+        return lax.reduce_sum(lax.mul(y, y), (0, 1, 2, 3))
+    xb = tracer.core.bf16_array(x)
+    np.testing.assert_array_equal(tracer.shapes.bf16_to_f32(np.asarray(grad(loss)(xb))),
+                                  grad(loss)(x))
+    _, t_b = jvp(lambda x: lax.reduce_window_max(x, **w), (xb,), (tracer.core.bf16_array(t),))
+    _, t_f = jvp(lambda x: lax.reduce_window_max(x, **w), (x,), (t,))
+    np.testing.assert_array_equal(tracer.shapes.bf16_to_f32(np.asarray(t_b)), t_f)

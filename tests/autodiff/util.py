@@ -2,7 +2,9 @@
 
 ``check_vmap(f, args, in_axes)`` compares ``vmap(f)`` with stacking ``f`` of
 each slice (the independent formulation); derivatives are checked with the
-public ``autodiff.check_grads`` (finite differences).
+public ``autodiff.check_grads`` (finite differences); ``_numerical_grad``
+is a plain central difference for the tests that compare one gradient with
+it, ``_rng(seed, salt)`` the tests' seeded generators.
 """
 from __future__ import annotations
 
@@ -12,6 +14,22 @@ import numpy as np
 
 from autodiff import vmap
 from tracer import pytree
+
+
+def _rng(seed: int, salt: int = 0) -> np.random.Generator:
+    """A generator seeded by ``seed`` and a per-test ``salt`` (distinct streams)."""
+    return np.random.default_rng(1000 * salt + seed)
+
+
+def _numerical_grad(f: Callable[[np.ndarray], Any], x: np.ndarray, eps: float = 1e-6
+                    ) -> np.ndarray:
+    """The gradient of the scalar function ``f`` at ``x`` by central differences."""
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = eps
+        g[i] = (float(f(x + step)) - float(f(x - step))) / (2 * eps)
+    return g
 
 
 def _take(x: Any, axis: int | None, i: int) -> Any:
