@@ -7,8 +7,11 @@ read and write buffers in their XLA layout.
 * :mod:`compile.layout_index` — linear-index expressions for any layout.
 * :mod:`compile.runtime` — ``Array`` (physical buffer + Shape), ``device_put``.
 * :mod:`compile.cache` — the on-disk cache of compiled code.
+* :mod:`compile.replicas` — ``pmap``: SPMD runs whose collectives exchange data.
 """
 from .jit import Compiled, JittedFunction, Lowered, jit
+from .replicas import CollectiveError, pmap
 from .runtime import Array, device_put
 
-__all__ = ["jit", "JittedFunction", "Lowered", "Compiled", "Array", "device_put"]
+__all__ = ["jit", "JittedFunction", "Lowered", "Compiled", "Array", "device_put", "pmap",
+           "CollectiveError"]

@@ -88,8 +88,11 @@ def _float_text(v: float) -> str:
 class LoweringContext:
     """What a lowering rule writes with: buffer names, loops, element access."""
 
-    def __init__(self, graph: Graph):
+    def __init__(self, graph: Graph, process_grid: Any = None):
         self.graph = graph
+        # A program of several processes (``compile.pmap``): collectives
+        # exchange data with the other processes at run time.
+        self.process_grid = process_grid
         self.constants: list[Any] = []  # values passed as the trailing parameters
         self.lines: list[str] = []
         self._indent = 1
@@ -374,10 +377,12 @@ class GeneratedCode(NamedTuple):
     dynamic_results: tuple[int, ...]     # results whose run-time sizes come as one more result
 
 
-def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str) -> GeneratedCode:
+def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *,
+                    process_grid: Any = None) -> GeneratedCode:
     """The function computing ``graph``, its results in the layouts of
-    ``out_shapes`` (what the caller wants)."""
-    ctx = LoweringContext(graph)
+    ``out_shapes`` (what the caller wants); ``process_grid``: the processes
+    of an SPMD program (``None``: one process)."""
+    ctx = LoweringContext(graph, process_grid)
     params = []
     dynamic_inputs = 0  # run-time sizes of dynamic parameters arrive in ``dsz``
     for i, v in enumerate(graph.in_vars):

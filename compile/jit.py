@@ -39,11 +39,11 @@ _names = itertools.count()
 class Compiled:
     """A graph compiled to one Numba function over physical buffers."""
 
-    def __init__(self, graph: Graph, out_shapes: Sequence[Shape]):
+    def __init__(self, graph: Graph, out_shapes: Sequence[Shape], *, process_grid: Any = None):
         self.graph = graph = assign_layouts(graph)
         self.out_shapes = tuple(out_shapes)
         func_name = f"{graph.name}_{next(_names)}"
-        code = generate_source(graph, self.out_shapes, "graph_fn")
+        code = generate_source(graph, self.out_shapes, "graph_fn", process_grid=process_grid)
         self.fused = code.fused
         self.source = _module_source(code.source, parallel=code.parallel)
         module = load_module(self.source)

@@ -48,12 +48,14 @@ from tracer.tracing import trace_pytree
 
 from ._subgraph import scalar_avals, trace_computation
 from ._util import canonical_dims
-from .elementwise import BINARY_PRIMITIVES, UNARY_PRIMITIVES, add
+from .elementwise import BINARY_PRIMITIVES, UNARY_PRIMITIVES, add, convert_element_type, div
+from .elementwise import max as lax_max, min as lax_min
 
 __all__ = [
     "all_reduce", "all_gather", "all_to_all", "reduce_scatter", "collective_permute",
     "collective_broadcast", "cross_replica_sum", "replica_id", "partition_id",
-    "run_replicated", "ProcessGrid", "GroupMode",
+    "run_replicated", "ProcessGrid", "GroupMode", "axis_name_bound", "psum", "pmean", "pmax",
+    "pmin", "ppermute", "axis_index",
 ]
 
 
@@ -679,6 +681,73 @@ def replica_id() -> Any:
 def partition_id() -> Any:
     """PartitionId: this process's partition number, a ``u32`` scalar."""
     return partition_id_p.bind()
+
+
+# --------------------------------------------------------------------------
+# JAX's spellings by axis name (bound by compile.pmap while it traces)
+# --------------------------------------------------------------------------
+
+class _AxisEnv(threading.local):
+    def __init__(self):
+        self.names: dict[str, int] = {}
+
+
+_axis_env = _AxisEnv()
+
+
+@contextlib.contextmanager
+def axis_name_bound(name: str | None, size: int) -> Iterator[None]:
+    """Bind ``name`` to the replica axis of ``size`` processes while a
+    function is traced for an SPMD run (``compile.pmap`` does this)."""
+    previous = dict(_axis_env.names)
+    if name is not None:
+        _axis_env.names[name] = int(size)
+    try:
+        yield
+    finally:
+        _axis_env.names = previous
+
+
+def _axis_size(op: str, axis_name: str) -> int:
+    size = _axis_env.names.get(axis_name)
+    if size is None:
+        bound = ", ".join(map(repr, _axis_env.names)) or "none"
+        raise NameError(f"{op}: unbound axis name {axis_name!r} (bound by pmap's axis_name: "
+                        f"{bound})")
+    return size
+
+
+def _over_axis(op: str, computation: Callable[..., Any]) -> Callable[[Any, str], Any]:
+    def fn(x: Any, axis_name: str) -> Any:
+        _axis_size(op, axis_name)
+        return pytree.tree_map(lambda leaf: all_reduce(leaf, computation), x)
+    fn.__name__ = op
+    fn.__doc__ = (f"JAX's ``{op}``: an AllReduce with ``{computation.__name__}`` over every "
+                  f"replica of the pmap axis ``axis_name`` (applied to each leaf of a pytree).")
+    return fn
+
+
+psum = _over_axis("psum", add)
+pmax = _over_axis("pmax", lax_max)
+pmin = _over_axis("pmin", lax_min)
+
+
+def pmean(x: Any, axis_name: str) -> Any:
+    """JAX's ``pmean``: ``psum`` divided by the number of replicas."""
+    n = _axis_size("pmean", axis_name)
+    return pytree.tree_map(lambda leaf: div(leaf, n), psum(x, axis_name))
+
+
+def ppermute(x: Any, axis_name: str, perm: Sequence[Sequence[int]]) -> Any:
+    """JAX's ``ppermute``: a CollectivePermute by ``(source, target)`` replica pairs."""
+    _axis_size("ppermute", axis_name)
+    return pytree.tree_map(lambda leaf: collective_permute(leaf, perm), x)
+
+
+def axis_index(axis_name: str) -> Any:
+    """JAX's ``axis_index``: this replica's index along the pmap axis (``s32``)."""
+    _axis_size("axis_index", axis_name)
+    return convert_element_type(replica_id(), PT.S32)
 
 
 # --------------------------------------------------------------------------

@@ -17,16 +17,28 @@ Parameters the one-process program cannot honour (ids beyond 0, counts
 other than 1) raise the reference semantics' errors when the function is
 compiled.  The identity results share the operand's buffer (recorded as an
 alias) when the layouts agree, and are converted otherwise.
+
+In a program of several processes (``compile.pmap``: the lowering context
+has a ``process_grid``), every collective is a host callback (object mode):
+``host_collective`` hands the operands to the process's rendezvous
+(``compile.replicas``), which meets the other processes and computes the
+results with the reference semantics, so they are XLA's bit for bit.
 """
 from __future__ import annotations
+
+from typing import Any
 
 from primitives import collectives as co
 from tracer.graph import Equation, Var
 
 from ..codegen import LoweringContext, literal_text, lowerings
 from .control_flow import as_layout
+from .side_effects import _HOST_PARAMS, _bind, _host_block, _register, _to_eager, _to_kernel, \
+    _tuple_text, _value
 
-__all__: list[str] = []
+__all__ = ["host_collective", "params_key"]
+
+_MODULE = __name__
 
 _SINGLE = co.ProcessGrid(1, 1)
 
@@ -115,11 +127,46 @@ def _lower_zero_id(ctx: LoweringContext, eq: Equation) -> None:
     ctx.write(out, [], "np.uint32(0)")
 
 
-lowerings[co.all_reduce_p] = _lower_all_reduce
-lowerings[co.all_gather_p] = _lower_all_gather
-lowerings[co.all_to_all_p] = _lower_all_to_all
-lowerings[co.reduce_scatter_p] = _lower_reduce_scatter
-lowerings[co.collective_permute_p] = _lower_collective_permute
-lowerings[co.collective_broadcast_p] = _lower_collective_broadcast
-lowerings[co.replica_id_p] = _lower_zero_id
-lowerings[co.partition_id_p] = _lower_zero_id
+def host_collective(key: str, operands: tuple) -> tuple:
+    """Object-mode half of a collective of a multi-process program: this
+    process's results, from the rendezvous of ``compile.replicas``."""
+    from ..replicas import current_process
+    prim, params, in_shapes, out_shapes = _HOST_PARAMS[key]
+    values = [_to_eager(v, s) for v, s in zip(operands, in_shapes)]
+    outs = current_process().collective(prim, params, values)
+    return tuple(b for v, s in zip(outs, out_shapes) for b in _to_kernel(v, s))
+
+
+def _replicated(single_process):
+    """The lowering of a collective: ``single_process`` in a program of one
+    process, a host callback to the rendezvous in a program of several."""
+    def lower(ctx: LoweringContext, eq: Equation) -> None:
+        if ctx.process_grid is None:
+            return single_process(ctx, eq)
+        in_shapes = tuple(a.aval.shape for a in eq.inputs)
+        out_shapes = tuple(v.aval.strip_layout().shape for v in eq.outputs)
+        key = _register("collective", (eq.primitive, params_key(eq.params), in_shapes,
+                                       out_shapes))
+        _HOST_PARAMS[key] = (eq.primitive, dict(eq.params), in_shapes, out_shapes)
+        module = f"__import__({_MODULE!r}, fromlist=['_'])"
+        operands = _tuple_text([_value(ctx, a) for a in eq.inputs])
+        values = _host_block(ctx, f"{module}.host_collective({key!r}, {operands})",
+                             list(out_shapes))
+        for out, value, shape in zip(eq.outputs, values, out_shapes):
+            _bind(ctx, out, value, shape)
+    return lower
+
+
+def params_key(params: dict[str, Any]) -> tuple:
+    """The parameters as a deterministic key (sub-graphs by their text)."""
+    return tuple(sorted((k, str(v) if not isinstance(v, tuple) else
+                         tuple(str(x) for x in v)) for k, v in params.items()))
+
+
+for _prim, _single in ((co.all_reduce_p, _lower_all_reduce), (co.all_gather_p, _lower_all_gather),
+                       (co.all_to_all_p, _lower_all_to_all),
+                       (co.reduce_scatter_p, _lower_reduce_scatter),
+                       (co.collective_permute_p, _lower_collective_permute),
+                       (co.collective_broadcast_p, _lower_collective_broadcast),
+                       (co.replica_id_p, _lower_zero_id), (co.partition_id_p, _lower_zero_id)):
+    lowerings[_prim] = _replicated(_single)

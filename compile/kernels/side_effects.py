@@ -24,10 +24,12 @@ must import ``objmode``: its header needs ``from numba import njit, objmode``.
 from __future__ import annotations
 
 import hashlib
+import warnings
 import weakref
 from typing import Any, Sequence
 
 import numpy as np
+from numba.core.errors import NumbaWarning
 
 from primitives import side_effects as se
 from tracer.core import AbstractValue, bf16_array, impl_rules
@@ -42,6 +44,12 @@ __all__ = ["host_infeed", "host_outfeed", "host_send", "host_recv", "host_custom
            "result_value"]
 
 _MODULE = __name__
+
+# Host callbacks hold the GIL by design (they run Python); the rest of a
+# generated function runs without it.  Numba's warning about that says
+# nothing a user can act on.
+warnings.filterwarnings("ignore", message="Code running in object mode won't allow parallel",
+                        category=NumbaWarning)
 
 # ctx -> {tuple var: its element atoms}, so get_tuple_element of a tuple built
 # in the same function aliases the element itself.

@@ -1,0 +1,250 @@
+"""SPMD programs for real: ``pmap`` runs one compiled graph on N replicas,
+one thread each, whose collectives exchange data at a rendezvous.
+
+The compiled function of a multi-process program lowers every collective to
+a host callback (``kernels/collectives.py``); the callback hands this
+process's operands to the :class:`Rendezvous` of the run, which waits for
+every process to reach its collective number ``k``, checks they all reached
+the same one, computes the results with the reference semantics
+(``primitives.collectives``, so results are XLA's bit for bit) and gives
+each process its own.  The compiled code between collectives runs without
+the GIL (Numba ``nogil``), so replicas compute in parallel.
+
+Faults are errors, not hangs: a process that raises, finishes early, or
+reaches another collective than the others ends every process with an error
+naming the collective and the processes; a process that never arrives ends
+the wait after ``timeout`` seconds.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from primitives import collectives as co
+from tracer import pytree
+from tracer.core import Primitive, abstractify
+from tracer.tracing import trace_pytree
+
+from .jit import Compiled
+from .kernels.collectives import params_key
+
+__all__ = ["pmap", "Rendezvous", "CollectiveError", "current_process"]
+
+
+class CollectiveError(RuntimeError):
+    """The processes of an SPMD run did not meet at a collective."""
+
+
+class Rendezvous:
+    """Where the processes of one run meet, collective by collective."""
+
+    def __init__(self, grid: co.ProcessGrid, timeout: float):
+        self.grid = grid
+        self.timeout = timeout
+        self._cond = threading.Condition()
+        self._arrived: dict[int, dict[int, tuple[str, Any, list]]] = {}  # k -> process -> call
+        self._results: dict[int, list] = {}
+        self._taken: dict[int, int] = {}
+        self._finished: dict[int, int] = {}  # process -> how many collectives it ran
+        self.error: BaseException | None = None
+
+    def _fail(self, error: BaseException) -> None:
+        if self.error is None:
+            self.error = error
+        self._cond.notify_all()
+
+    def abort(self, error: BaseException) -> None:
+        """A process raised: every waiting process ends with an error."""
+        with self._cond:
+            self._fail(error)
+
+    def finish(self, index: int, count: int) -> None:
+        """Process ``index`` returned after ``count`` collectives."""
+        with self._cond:
+            self._finished[index] = count
+            self._cond.notify_all()
+
+    def _describe(self, k: int) -> str:
+        calls = self._arrived.get(k, {})
+        parts = [f"{self._name(i)} at {calls[i][0]}" for i in sorted(calls)]
+        parts += [f"{self._name(i)} finished after {n} collective(s)"
+                  for i, n in sorted(self._finished.items()) if n <= k]
+        missing = [self._name(i) for i in range(self.grid.size)
+                   if i not in calls and self._finished.get(i, k + 1) > k]
+        if missing:
+            parts.append(f"{', '.join(missing)} not arrived")
+        return "; ".join(parts)
+
+    def _name(self, index: int) -> str:
+        replica, partition = self.grid.ids(index)
+        return f"replica {replica}" if self.grid.num_partitions == 1 else \
+            f"process (replica {replica}, partition {partition})"
+
+    def exchange(self, index: int, k: int, prim: Primitive, params: dict, operands: list,
+                 signature: Any) -> list:
+        """Process ``index``'s results of its collective number ``k``."""
+        deadline = time.monotonic() + self.timeout
+        with self._cond:
+            calls = self._arrived.setdefault(k, {})
+            calls[index] = (prim.name, signature, operands)
+            if any((name, sig) != (prim.name, signature) for name, sig, _ in calls.values()):
+                same_op = len({name for name, _, _ in calls.values()}) == 1
+                what = (f"{prim.name} with different parameters or operand types" if same_op
+                        else "different collectives")
+                self._fail(CollectiveError(f"collective #{k + 1}: the processes reached {what} "
+                                           f"({self._describe(k)})"))
+            if len(calls) == self.grid.size and self.error is None and k not in self._results:
+                ordered = [calls[i][2] for i in range(self.grid.size)]
+                try:
+                    self._results[k] = co.COLLECTIVE_SEMANTICS[prim](self.grid, ordered, **params)
+                except BaseException as error:  # the reference's own errors, for everyone
+                    self._fail(error)
+                self._cond.notify_all()
+            while k not in self._results and self.error is None:
+                if any(n <= k for n in self._finished.values()):
+                    self._fail(CollectiveError(
+                        f"{prim.name} (collective #{k + 1}): not every process reaches it "
+                        f"({self._describe(k)})"))
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self._fail(CollectiveError(
+                        f"{prim.name} (collective #{k + 1}): timed out after {self.timeout:g} s "
+                        f"waiting for the other processes ({self._describe(k)})"))
+                    break
+                self._cond.wait(remaining)
+            if self.error is not None:
+                raise CollectiveError(f"{prim.name} on {self._name(index)}: "
+                                      f"the run failed: {self.error}") from self.error
+            out = self._results[k][index]
+            self._taken[k] = self._taken.get(k, 0) + 1
+            if self._taken[k] == self.grid.size:  # everyone has its result: forget the call
+                del self._results[k], self._arrived[k], self._taken[k]
+            return out
+
+
+class _Process(threading.local):
+    def __init__(self):
+        self.rendezvous: Rendezvous | None = None
+        self.index = 0
+        self.count = 0
+
+    def collective(self, prim: Primitive, params: dict, operands: list) -> list:
+        if self.rendezvous is None:
+            raise RuntimeError(f"{prim.name}: a program compiled for several processes "
+                               f"runs only under pmap")
+        k, self.count = self.count, self.count + 1
+        signature = (params_key(params),
+                     tuple((abstractify(x).element_type, abstractify(x).dimensions)
+                           for x in operands))
+        return self.rendezvous.exchange(self.index, k, prim, params, operands, signature)
+
+
+_process = _Process()
+
+
+def current_process() -> _Process:
+    """The calling thread's process of the SPMD run it belongs to."""
+    return _process
+
+
+def _run_process(compiled: Compiled, leaves: Sequence[Any], rendezvous: Rendezvous, index: int,
+                 results: list, errors: list) -> None:
+    _process.rendezvous, _process.index, _process.count = rendezvous, index, 0
+    try:
+        results[index] = compiled.call_flat(leaves)
+        rendezvous.finish(index, _process.count)
+    except BaseException as error:  # noqa: BLE001 (re-raised by the caller)
+        errors[index] = error
+        rendezvous.abort(error)
+    finally:
+        _process.rendezvous = None
+
+
+class PmappedFunction:
+    """``pmap(f)``: see :func:`pmap`."""
+
+    def __init__(self, fn: Callable[..., Any], axis_name: str | None, num_replicas: int | None,
+                 timeout: float):
+        self.fn = fn
+        self.axis_name = axis_name
+        self.num_replicas = num_replicas
+        self.timeout = timeout
+        self._cache: dict[Any, Compiled] = {}
+        self._lock = threading.Lock()
+        self.__name__ = getattr(fn, "__name__", "pmapped")
+
+    def _split(self, args: tuple) -> tuple[int, list[list[Any]], pytree.TreeDef]:
+        leaves, tree = pytree.flatten(args)
+        sizes = {np.shape(x)[0] for x in leaves if np.ndim(x) > 0}
+        if any(np.ndim(x) == 0 for x in leaves):
+            raise ValueError("pmap: every argument needs a leading axis to split over replicas")
+        n = self.num_replicas if self.num_replicas is not None else (sizes.pop() if len(sizes) == 1
+                                                                     else None)
+        if n is None or sizes - {n}:
+            raise ValueError(f"pmap: the arguments' leading axes have sizes {sorted(sizes)}; "
+                             f"they must all equal the number of replicas")
+        arrays = [np.asarray(x) for x in leaves]
+        return n, [[a[i] for a in arrays] for i in range(n)], tree
+
+    def _compiled(self, n: int, tree: pytree.TreeDef, first: list[Any]) -> Compiled:
+        key = (n, tree, tuple((abstractify(x).element_type, abstractify(x).dimensions)
+                              for x in first))
+        compiled = self._cache.get(key)
+        if compiled is None:
+            with self._lock:
+                compiled = self._cache.get(key)
+                if compiled is None:
+                    with co.axis_name_bound(self.axis_name, n):
+                        graph, _ = trace_pytree(self.fn, tree.unflatten(first), name=self.__name__)
+                    shapes = [av.shape for av in graph.out_avals]
+                    compiled = Compiled(graph, shapes, process_grid=co.ProcessGrid(n, 1))
+                    self._cache[key] = compiled
+        return compiled
+
+    def __call__(self, *args: Any) -> Any:
+        n, per_replica, tree = self._split(args)
+        compiled = self._compiled(n, tree, per_replica[0])
+        rendezvous = Rendezvous(co.ProcessGrid(n, 1), self.timeout)
+        results: list[Any] = [None] * n
+        errors: list[BaseException | None] = [None] * n
+        threads = [threading.Thread(target=_run_process, daemon=True, name=f"replica-{i}",
+                                    args=(compiled, per_replica[i], rendezvous, i, results,
+                                          errors))
+                   for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        raised = [e for e in errors if e is not None]
+        if raised:
+            # the process that failed first, not those its failure woke up
+            first = rendezvous.error if rendezvous.error in raised else raised[0]
+            raise first
+        stacked = [np.stack([np.asarray(results[i][j]) for i in range(n)])
+                   for j in range(len(results[0]))]
+        return compiled.graph.out_tree.unflatten(stacked)
+
+
+def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
+         num_replicas: int | None = None, backend: str = "threads", timeout: float = 60.0
+         ) -> Any:
+    """JAX's ``pmap``: ``fn`` compiled once and run on ``num_replicas``
+    replicas (default: the arguments' leading axis), replica ``i`` getting
+    slice ``i`` of every argument; results stacked along a new leading axis.
+
+    Inside ``fn`` the XLA collectives (``lax.all_reduce`` ...) exchange data
+    between replicas, and ``axis_name`` binds the JAX-style spellings
+    (``psum``, ``pmean``, ``pmax``, ``pmin``, ``ppermute``, ``axis_index`` of
+    ``primitives``).  ``backend="threads"``: one thread per replica in this
+    process.  ``timeout``: seconds a replica waits at a collective for the
+    others before the run fails with a ``CollectiveError``.
+    """
+    if fn is None:
+        return lambda f: pmap(f, axis_name, num_replicas, backend, timeout)
+    if backend != "threads":
+        raise ValueError(f"pmap: unknown backend {backend!r} (available: 'threads')")
+    return PmappedFunction(fn, axis_name, num_replicas, float(timeout))

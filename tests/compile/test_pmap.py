@@ -1,0 +1,182 @@
+"""pmap on the threads backend: collectives of compiled programs exchange
+data between replicas, bit for bit as the reference semantics
+(``run_replicated``) compute them; faults end every replica with an error."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+import primitives as lax
+import primitives.numpy as xnp
+from autodiff import grad
+from compile import CollectiveError, pmap
+
+rng = np.random.default_rng(11)
+
+
+def _reference(fn, per_replica):
+    outs = lax.run_replicated(fn, [tuple(a[i] for a in per_replica) for i in range(len(
+        per_replica[0]))])
+    return [np.stack([np.asarray(o[j]) for o in outs]) for j in range(len(outs[0]))]
+
+
+def _groups(n):
+    """Several replica_groups layouts for n replicas: all, pairs, strided."""
+    layouts = [None]
+    if n >= 4:
+        layouts.append([[i, i + 1] for i in range(0, n, 2)])
+        layouts.append([list(range(s, n, 2)) for s in range(2)])
+    return layouts
+
+
+def _program(n, groups):
+    size = n if groups is None else len(groups[0])
+
+    def fn(x, y):
+        return (lax.all_reduce(x, lax.add, replica_groups=groups),
+                lax.all_reduce(y, lax.max, replica_groups=groups),
+                lax.all_gather(x, 0, shard_count=size, replica_groups=groups),
+                lax.all_to_all(y, 0, 1, size, replica_groups=groups),
+                lax.reduce_scatter(y, lax.add, 0, size, replica_groups=groups),
+                lax.collective_permute(x, [(i, (i + 1) % n) for i in range(n)]),
+                lax.collective_broadcast(x, replica_groups=groups),
+                lax.replica_id())
+    return fn
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 8])
+def test_every_collective_matches_the_reference(n):
+    for groups in _groups(n):
+        size = n if groups is None else len(groups[0])
+        x = rng.standard_normal((n, 3, 2)).astype(np.float32)
+        y = rng.integers(-50, 50, (n, 2 * size, size)).astype(np.int32)
+        fn = _program(n, groups)
+        got = pmap(fn, timeout=30)(x, y)
+        want = _reference(fn, [x, y])
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w, err_msg=f"{n} replicas, groups {groups}")
+
+
+def test_axis_name_spellings():
+    x = rng.standard_normal((4, 5))
+
+    def fn(v):
+        return (lax.psum(v, "i"), lax.pmean(v, "i"), lax.pmax(v, "i"), lax.pmin(v, "i"),
+                lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 3), (3, 0)]), lax.axis_index("i"))
+
+    s, m, mx, mn, perm, idx = pmap(fn, axis_name="i")(x)
+    np.testing.assert_allclose(s, np.broadcast_to(x.sum(0), x.shape), rtol=1e-12)
+    np.testing.assert_allclose(m, np.broadcast_to(x.mean(0), x.shape), rtol=1e-12)
+    np.testing.assert_array_equal(mx, np.broadcast_to(x.max(0), x.shape))
+    np.testing.assert_array_equal(mn, np.broadcast_to(x.min(0), x.shape))
+    np.testing.assert_array_equal(perm, np.roll(x, 1, axis=0))
+    np.testing.assert_array_equal(idx, np.arange(4, dtype=np.int32))
+    with pytest.raises(NameError, match="unbound axis name 'j'"):
+        pmap(lambda v: lax.psum(v, "j"), axis_name="i")(x)
+
+
+def test_collectives_inside_a_loop():
+    x = rng.standard_normal((2, 3))
+
+    def fn(v):
+        return lax.fori_loop(0, 3, lambda i, c: lax.psum(c, "r") * 0.5, v)
+
+    out = pmap(fn, axis_name="r")(x)
+    expected = x.copy()
+    for _ in range(3):
+        expected = np.broadcast_to(expected.sum(0) * 0.5, x.shape)
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
+
+
+def test_mismatched_collective_counts_fail_fast():
+    x = np.ones((2, 3), np.float32)
+
+    def fn(v):
+        twice = lax.eq(lax.replica_id(), np.uint32(0))
+        return lax.cond(twice, lambda a: lax.psum(lax.psum(a, "i"), "i"),
+                        lambda a: lax.psum(a, "i"), v)
+
+    start = time.perf_counter()
+    with pytest.raises(CollectiveError, match="all_reduce.*not every process reaches it"):
+        pmap(fn, axis_name="i", timeout=20)(x)
+    assert time.perf_counter() - start < 15
+
+
+def test_different_collectives_and_timeouts_are_errors():
+    x = np.ones((2, 4), np.float32)
+
+    def different(v):
+        first = lax.eq(lax.replica_id(), np.uint32(0))
+        return lax.cond(first, lambda a: lax.psum(a, "i"),
+                        lambda a: lax.pmax(a, "i"), v)
+
+    with pytest.raises(CollectiveError, match="all_reduce with different parameters"):
+        pmap(different, axis_name="i", timeout=20)(x)
+
+    def other_op(v):
+        first = lax.eq(lax.replica_id(), np.uint32(0))
+        return lax.cond(first, lambda a: lax.psum(a, "i"),
+                        lambda a: lax.ppermute(a, "i", [(0, 1), (1, 0)]), v)
+
+    with pytest.raises(CollectiveError, match="different collectives"):
+        pmap(other_op, axis_name="i", timeout=20)(x)
+
+
+def test_a_replica_that_never_arrives_times_out():
+    from primitives import side_effects as se
+
+    def slow(v):
+        time.sleep(float(np.asarray(v).ravel()[0]))
+        return v
+
+    se.register_custom_call_target("test_pmap_slow", slow)
+    x = np.array([[0.0], [3.0]], np.float32)          # replica 1 sleeps 3 s
+
+    def fn(v):
+        return lax.psum(lax.custom_call("test_pmap_slow", [v], result_shapes="f32[1]"), "i")
+
+    start = time.perf_counter()
+    with pytest.raises(CollectiveError, match=r"timed out after 0.5 s.*replica 1 not arrived"):
+        pmap(fn, axis_name="i", timeout=0.5)(x)
+    assert time.perf_counter() - start < 10
+
+
+def test_a_replica_that_raises_ends_the_run():
+    from primitives import side_effects as se
+
+    def boom(v):
+        if float(np.asarray(v).ravel()[0]) > 0:
+            raise ValueError("replica data rejected")
+        return v
+
+    se.register_custom_call_target("test_pmap_boom", boom)
+    x = np.stack([-np.ones(3), np.ones(3)]).astype(np.float32)
+
+    def fn(v):
+        checked = lax.custom_call("test_pmap_boom", [v], result_shapes="f32[3]")
+        return lax.psum(checked, "i")
+
+    start = time.perf_counter()
+    with pytest.raises(Exception, match="replica data rejected"):
+        pmap(fn, axis_name="i", timeout=20)(x)
+    assert time.perf_counter() - start < 15
+
+
+def test_data_parallel_gradients_equal_the_full_batch_gradient():
+    w = rng.standard_normal((4, 3))
+    x = rng.standard_normal((8, 4))
+    y = rng.standard_normal((8, 3))
+
+    def loss(w, x, y):
+        return xnp.mean((xnp.tanh(x @ w) - y) ** 2)
+
+    def step(w, x, y):
+        return lax.pmean(grad(loss)(w, x, y), "batch")
+
+    shards = pmap(step, axis_name="batch")(np.stack([w, w]), x.reshape(2, 4, 4),
+                                           y.reshape(2, 4, 3))
+    np.testing.assert_array_equal(shards[0], shards[1])     # bit-identical on every replica
+    np.testing.assert_allclose(shards[0], grad(loss)(w, x, y), rtol=1e-12, atol=1e-14)
