@@ -24,6 +24,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from primitives import collectives as co
+from primitives.reductions import single_binary_op
 from tracer import pytree
 from tracer.core import Primitive, abstractify
 from tracer.tracing import trace_pytree
@@ -45,9 +46,10 @@ class Rendezvous:
         self.grid = grid
         self.timeout = timeout
         self._cond = threading.Condition()
-        self._arrived: dict[int, dict[int, tuple[str, Any, list]]] = {}  # k -> process -> call
+        # (collective number, phase) -> process -> (name, signature, payload)
+        self._arrived: dict[tuple[int, int], dict[int, tuple[str, Any, Any]]] = {}
+        self._taken: dict[tuple[int, int], int] = {}
         self._results: dict[int, list] = {}
-        self._taken: dict[int, int] = {}
         self._finished: dict[int, int] = {}  # process -> how many collectives it ran
         self.error: BaseException | None = None
 
@@ -67,8 +69,9 @@ class Rendezvous:
             self._finished[index] = count
             self._cond.notify_all()
 
-    def _describe(self, k: int) -> str:
-        calls = self._arrived.get(k, {})
+    def _describe(self, key: tuple[int, int]) -> str:
+        k = key[0]
+        calls = self._arrived.get(key, {})
         parts = [f"{self._name(i)} at {calls[i][0]}" for i in sorted(calls)]
         parts += [f"{self._name(i)} finished after {n} collective(s)"
                   for i, n in sorted(self._finished.items()) if n <= k]
@@ -83,47 +86,105 @@ class Rendezvous:
         return f"replica {replica}" if self.grid.num_partitions == 1 else \
             f"process (replica {replica}, partition {partition})"
 
-    def exchange(self, index: int, k: int, prim: Primitive, params: dict, operands: list,
-                 signature: Any) -> list:
-        """Process ``index``'s results of its collective number ``k``."""
+    def _meet(self, index: int, k: int, phase: int, name: str, signature: Any,
+              payload: Any) -> dict[int, tuple[str, Any, Any]]:
+        """Wait until every process has reached phase ``phase`` of its
+        collective number ``k``; returns every process's (name, signature,
+        payload).  Raises a ``CollectiveError`` on a mismatch, an early
+        finish, a failed process or the timeout."""
         deadline = time.monotonic() + self.timeout
+        key = (k, phase)
         with self._cond:
-            calls = self._arrived.setdefault(k, {})
-            calls[index] = (prim.name, signature, operands)
-            if any((name, sig) != (prim.name, signature) for name, sig, _ in calls.values()):
-                same_op = len({name for name, _, _ in calls.values()}) == 1
-                what = (f"{prim.name} with different parameters or operand types" if same_op
+            calls = self._arrived.setdefault(key, {})
+            calls[index] = (name, signature, payload)
+            if any((n, sig) != (name, signature) for n, sig, _ in calls.values()):
+                same_op = len({n for n, _, _ in calls.values()}) == 1
+                what = (f"{name} with different parameters or operand types" if same_op
                         else "different collectives")
                 self._fail(CollectiveError(f"collective #{k + 1}: the processes reached {what} "
-                                           f"({self._describe(k)})"))
-            if len(calls) == self.grid.size and self.error is None and k not in self._results:
-                ordered = [calls[i][2] for i in range(self.grid.size)]
-                try:
-                    self._results[k] = co.COLLECTIVE_SEMANTICS[prim](self.grid, ordered, **params)
-                except BaseException as error:  # the reference's own errors, for everyone
-                    self._fail(error)
-                self._cond.notify_all()
-            while k not in self._results and self.error is None:
+                                           f"({self._describe(key)})"))
+            self._cond.notify_all()
+            while len(calls) < self.grid.size and self.error is None:
                 if any(n <= k for n in self._finished.values()):
                     self._fail(CollectiveError(
-                        f"{prim.name} (collective #{k + 1}): not every process reaches it "
-                        f"({self._describe(k)})"))
+                        f"{name} (collective #{k + 1}): not every process reaches it "
+                        f"({self._describe(key)})"))
                     break
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     self._fail(CollectiveError(
-                        f"{prim.name} (collective #{k + 1}): timed out after {self.timeout:g} s "
-                        f"waiting for the other processes ({self._describe(k)})"))
+                        f"{name} (collective #{k + 1}): timed out after {self.timeout:g} s "
+                        f"waiting for the other processes ({self._describe(key)})"))
                     break
                 self._cond.wait(remaining)
             if self.error is not None:
-                raise CollectiveError(f"{prim.name} on {self._name(index)}: "
+                raise CollectiveError(f"{name} on {self._name(index)}: "
                                       f"the run failed: {self.error}") from self.error
-            out = self._results[k][index]
-            self._taken[k] = self._taken.get(k, 0) + 1
-            if self._taken[k] == self.grid.size:  # everyone has its result: forget the call
-                del self._results[k], self._arrived[k], self._taken[k]
-            return out
+            self._taken[key] = self._taken.get(key, 0) + 1
+            if self._taken[key] == self.grid.size:  # everyone has seen it: forget the call
+                del self._arrived[key], self._taken[key]
+            return calls
+
+    def exchange(self, index: int, k: int, prim: Primitive, params: dict, operands: list,
+                 signature: Any) -> list:
+        """Process ``index``'s results of its collective number ``k``: the
+        reference semantics over every process's operands, computed once."""
+        calls = self._meet(index, k, 0, prim.name, signature, operands)
+        with self._cond:
+            if k not in self._results:
+                ordered = [calls[i][2] for i in range(self.grid.size)]
+                self._results[k] = [co.COLLECTIVE_SEMANTICS[prim](self.grid, ordered, **params),
+                                    0]
+            results = self._results[k]
+            results[1] += 1
+            if results[1] == self.grid.size:
+                del self._results[k]
+            return results[0][index]
+
+    def all_reduce_buffers(self, index: int, k: int, params: dict, buffers: Sequence[np.ndarray],
+                           outs: Sequence[np.ndarray], signature: Any) -> None:
+        """AllReduce of row-major kernel buffers into the result buffers
+        ``outs``: member ``j`` of a group reduces the ``j``-th slice of every
+        operand, in group order (a ufunc for a plain add/mul/max/min of
+        numbers, else the reference's element-wise combine: bit for bit
+        either way), and writes it into every member's result; the members
+        work in parallel (NumPy releases the GIL)."""
+        calls = self._meet(index, k, 0, "all_reduce", signature, (buffers, outs))
+        groups = co._groups_for("all_reduce", self.grid, params["replica_groups"],
+                                params["channel_id"], params["use_global_device_ids"])
+        group = next(g for g in groups if index in g)
+        pos = group.index(index)
+        for i, graph in enumerate(params["computation"]):
+            size = buffers[i].size
+            lo, hi = size * pos // len(group), size * (pos + 1) // len(group)
+            sources = [calls[m][2][0][i][lo:hi] for m in group]
+            targets = [calls[m][2][1][i][lo:hi] for m in group]
+            ufunc = _ufunc_of(graph, buffers[i].dtype)
+            if ufunc is not None and len(sources) > 1:
+                ufunc(sources[0], sources[1], out=targets[0])
+                for src in sources[2:]:
+                    ufunc(targets[0], src, out=targets[0])
+            else:
+                acc = sources[0]
+                for src in sources[1:]:
+                    acc = co._combine(graph, acc, src)
+                targets[0][...] = acc
+            for t in targets[1:]:
+                np.copyto(t, targets[0])
+        self._meet(index, k, 1, "all_reduce", signature, None)  # every slice written
+
+
+_UFUNCS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def _ufunc_of(graph: Any, dtype: np.dtype) -> Any:
+    """The NumPy ufunc that is the reference semantics of a reducer that is
+    one add/mul/max/min, for integer and real float buffers (bool add is
+    logical or, complex max is lexicographic: those take the general path)."""
+    prim = single_binary_op(graph)
+    if prim is None or dtype.kind not in "iuf":
+        return None
+    return _UFUNCS.get(prim.name)
 
 
 class _Process(threading.local):
@@ -141,6 +202,15 @@ class _Process(threading.local):
                      tuple((abstractify(x).element_type, abstractify(x).dimensions)
                            for x in operands))
         return self.rendezvous.exchange(self.index, k, prim, params, operands, signature)
+
+    def all_reduce_buffers(self, params: dict, buffers: Sequence[np.ndarray],
+                           outs: Sequence[np.ndarray]) -> None:
+        if self.rendezvous is None:
+            raise RuntimeError("all_reduce: a program compiled for several processes runs "
+                               "only under pmap")
+        k, self.count = self.count, self.count + 1
+        signature = (params_key(params), tuple((b.dtype, b.shape) for b in buffers))
+        self.rendezvous.all_reduce_buffers(self.index, k, params, buffers, outs, signature)
 
 
 _process = _Process()

@@ -30,13 +30,14 @@ from typing import Any
 
 from primitives import collectives as co
 from tracer.graph import Equation, Var
+from tracer.shapes import PrimitiveType as PT, Shape
 
 from ..codegen import LoweringContext, literal_text, lowerings
 from .control_flow import as_layout
 from .side_effects import _HOST_PARAMS, _bind, _host_block, _register, _to_eager, _to_kernel, \
     _tuple_text, _value
 
-__all__ = ["host_collective", "params_key"]
+__all__ = ["host_collective", "host_all_reduce_into", "params_key"]
 
 _MODULE = __name__
 
@@ -137,6 +138,19 @@ def host_collective(key: str, operands: tuple) -> tuple:
     return tuple(b for v, s in zip(outs, out_shapes) for b in _to_kernel(v, s))
 
 
+def host_all_reduce_into(key: str, operands: tuple, outs: tuple) -> None:
+    """Object-mode half of an AllReduce of row-major buffers: reduced in
+    place into the result buffers the compiled code allocated (no conversion
+    to eager values and back, no fresh buffers): ``Rendezvous.all_reduce_buffers``."""
+    from ..replicas import current_process
+    current_process().all_reduce_buffers(_HOST_PARAMS[key][1], operands, outs)
+
+
+def _row_major(shapes) -> bool:
+    return all(s.is_array and s == Shape(s.element_type, s.dimensions) and
+               s.element_type not in (PT.F16, PT.BF16) for s in shapes)
+
+
 def _replicated(single_process):
     """The lowering of a collective: ``single_process`` in a program of one
     process, a host callback to the rendezvous in a program of several."""
@@ -150,6 +164,11 @@ def _replicated(single_process):
         _HOST_PARAMS[key] = (eq.primitive, dict(eq.params), in_shapes, out_shapes)
         module = f"__import__({_MODULE!r}, fromlist=['_'])"
         operands = _tuple_text([_value(ctx, a) for a in eq.inputs])
+        if eq.primitive is co.all_reduce_p and _row_major(in_shapes) and \
+                _row_major(v.aval.shape for v in eq.outputs):
+            outs = _tuple_text([ctx.alloc(v) for v in eq.outputs])
+            _host_block(ctx, f"{module}.host_all_reduce_into({key!r}, {operands}, {outs})", [])
+            return
         values = _host_block(ctx, f"{module}.host_collective({key!r}, {operands})",
                              list(out_shapes))
         for out, value, shape in zip(eq.outputs, values, out_shapes):
