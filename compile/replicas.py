@@ -1,5 +1,6 @@
 """SPMD programs for real: ``pmap`` runs one compiled graph on N replicas,
-one thread each, whose collectives exchange data at a rendezvous.
+one thread each (or one MPI rank each: ``replicas_mpi.py``), whose
+collectives exchange data at a rendezvous.
 
 The compiled function of a multi-process program lowers every collective to
 a host callback (``kernels/collectives.py``); the callback hands this
@@ -31,6 +32,7 @@ from tracer.tracing import trace_pytree
 
 from .jit import Compiled
 from .kernels.collectives import params_key
+from .replicas_mpi import mpi_world
 
 __all__ = ["pmap", "Rendezvous", "CollectiveError", "current_process"]
 
@@ -221,14 +223,17 @@ def current_process() -> _Process:
     return _process
 
 
-def _run_process(compiled: Compiled, leaves: Sequence[Any], rendezvous: Rendezvous, index: int,
-                 results: list, errors: list) -> None:
+def _run_process(compiled: Compiled, leaves: Sequence[Any], rendezvous: Any, index: int,
+                 results: list, errors: list, slot: int | None = None) -> None:
+    """Run replica ``index``; its results (or error) go to ``results[slot]``
+    (``errors[slot]``), ``slot`` defaulting to ``index``."""
+    slot = index if slot is None else slot
     _process.rendezvous, _process.index, _process.count = rendezvous, index, 0
     try:
-        results[index] = compiled.call_flat(leaves)
+        results[slot] = compiled.call_flat(leaves)
         rendezvous.finish(index, _process.count)
     except BaseException as error:  # noqa: BLE001 (re-raised by the caller)
-        errors[index] = error
+        errors[slot] = error
         rendezvous.abort(error)
     finally:
         _process.rendezvous = None
@@ -238,10 +243,15 @@ class PmappedFunction:
     """``pmap(f)``: see :func:`pmap`."""
 
     def __init__(self, fn: Callable[..., Any], axis_name: str | None, num_replicas: int | None,
-                 timeout: float):
+                 backend: str, timeout: float):
         self.fn = fn
         self.axis_name = axis_name
-        self.num_replicas = num_replicas
+        self.backend = backend
+        self.comm = mpi_world() if backend == "mpi" else None
+        self.num_replicas = self.comm.size if self.comm is not None else num_replicas
+        if self.comm is not None and num_replicas not in (None, self.comm.size):
+            raise ValueError(f"pmap(backend='mpi'): num_replicas={num_replicas} but there are "
+                             f"{self.comm.size} MPI ranks (one replica per rank)")
         self.timeout = timeout
         self._cache: dict[Any, Compiled] = {}
         self._lock = threading.Lock()
@@ -278,6 +288,13 @@ class PmappedFunction:
     def __call__(self, *args: Any) -> Any:
         n, per_replica, tree = self._split(args)
         compiled = self._compiled(n, tree, per_replica[0])
+        run = self._run_mpi if self.comm is not None else self._run_threads
+        results = run(compiled, n, per_replica)
+        stacked = [np.stack([np.asarray(results[i][j]) for i in range(n)])
+                   for j in range(len(results[0]))]
+        return compiled.graph.out_tree.unflatten(stacked)
+
+    def _run_threads(self, compiled: Compiled, n: int, per_replica: list) -> list:
         rendezvous = Rendezvous(co.ProcessGrid(n, 1), self.timeout)
         results: list[Any] = [None] * n
         errors: list[BaseException | None] = [None] * n
@@ -292,11 +309,21 @@ class PmappedFunction:
         raised = [e for e in errors if e is not None]
         if raised:
             # the process that failed first, not those its failure woke up
-            first = rendezvous.error if rendezvous.error in raised else raised[0]
-            raise first
-        stacked = [np.stack([np.asarray(results[i][j]) for i in range(n)])
-                   for j in range(len(results[0]))]
-        return compiled.graph.out_tree.unflatten(stacked)
+            raise rendezvous.error if rendezvous.error in raised else raised[0]
+        return results
+
+    def _run_mpi(self, compiled: Compiled, n: int, per_replica: list) -> list:
+        """This rank runs its replica; every rank gets every replica's results."""
+        from .replicas_mpi import MPIRendezvous
+        rank = self.comm.rank
+        rendezvous = MPIRendezvous(self.comm, co.ProcessGrid(n, 1), self.timeout)
+        results: list[Any] = [None]
+        errors: list[BaseException | None] = [None]
+        _run_process(compiled, per_replica[rank], rendezvous, rank, results, errors,
+                     slot=0)
+        if errors[0] is not None:
+            raise errors[0]
+        return self.comm.allgather([np.asarray(r) for r in results[0]])
 
 
 def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
@@ -310,11 +337,13 @@ def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
     between replicas, and ``axis_name`` binds the JAX-style spellings
     (``psum``, ``pmean``, ``pmax``, ``pmin``, ``ppermute``, ``axis_index`` of
     ``primitives``).  ``backend="threads"``: one thread per replica in this
-    process.  ``timeout``: seconds a replica waits at a collective for the
-    others before the run fails with a ``CollectiveError``.
+    process.  ``backend="mpi"``: one replica per MPI rank (``mpiexec -n N``;
+    every rank passes the same global arguments and gets every result).
+    ``timeout``: seconds a replica waits at a collective for the others
+    before the run fails with a ``CollectiveError``.
     """
     if fn is None:
         return lambda f: pmap(f, axis_name, num_replicas, backend, timeout)
-    if backend != "threads":
-        raise ValueError(f"pmap: unknown backend {backend!r} (available: 'threads')")
-    return PmappedFunction(fn, axis_name, num_replicas, float(timeout))
+    if backend not in ("threads", "mpi"):
+        raise ValueError(f"pmap: unknown backend {backend!r} (available: 'threads', 'mpi')")
+    return PmappedFunction(fn, axis_name, num_replicas, backend, float(timeout))

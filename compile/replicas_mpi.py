@@ -1,0 +1,149 @@
+"""pmap's MPI backend: ``mpiexec -n N python script.py`` runs one replica per
+rank (mpi4py, the optional ``mpi`` extra).
+
+Every rank calls the same ``pmap``-ed function with the same global
+arguments; rank ``r`` runs replica ``r`` on slice ``r`` and every rank gets
+the stacked results.  Before each collective the ranks agree on it: a
+non-blocking all-gather of a fixed-size record (collective number, what it
+is, a hash of its parameters and operand types — or "finished" / "failed")
+polled against the timeout, so mismatched collectives, a rank that finished
+early or failed, and a rank that never arrives are errors, not hangs.  Then:
+
+* an AllReduce of row-major buffers whose computation is one add/mul/max/min
+  of numbers is an MPI ``Allreduce`` (SUM/PROD/MAX/MIN) on a communicator
+  split by ``replica_groups``;
+* every other collective gathers every rank's operands (``allgather``) and
+  computes its own results with the reference semantics.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from primitives import collectives as co
+
+__all__ = ["MPIRendezvous", "mpi_world"]
+
+_RECORD = 160  # bytes: k (8), kind (1), digest (32), text (the rest)
+_COLLECTIVE, _FINISHED, _FAILED = 0, 1, 2
+
+
+def mpi_world():
+    """``mpi4py.MPI.COMM_WORLD``, with a clear error when mpi4py is missing."""
+    try:
+        from mpi4py import MPI
+    except ImportError as error:
+        raise ImportError("pmap(backend='mpi') needs mpi4py and an MPI runtime: "
+                          "pip install 'numxla[mpi]'") from error
+    return MPI.COMM_WORLD
+
+
+def _record(k: int, kind: int, text: str, signature: Any) -> np.ndarray:
+    rec = np.zeros(_RECORD, np.uint8)
+    rec[:8] = np.frombuffer(np.int64(k).tobytes(), np.uint8)
+    rec[8] = kind
+    rec[9:41] = np.frombuffer(hashlib.sha256(repr(signature).encode()).digest(), np.uint8)
+    data = text.encode()[:_RECORD - 41]
+    rec[41:41 + len(data)] = np.frombuffer(data, np.uint8)
+    return rec
+
+
+def _decode(rec: np.ndarray) -> tuple[int, int, bytes, str]:
+    k = int(np.frombuffer(rec[:8].tobytes(), np.int64)[0])
+    text = rec[41:].tobytes().rstrip(b"\0").decode(errors="replace")
+    return k, int(rec[8]), rec[9:41].tobytes(), text
+
+
+class MPIRendezvous:
+    """The rendezvous of ``compile.replicas`` over MPI ranks."""
+
+    def __init__(self, comm: Any, grid: co.ProcessGrid, timeout: float):
+        self.comm = comm
+        self.grid = grid
+        self.timeout = timeout
+        self._groups: dict[Any, Any] = {}
+
+    def _agree(self, k: int, kind: int, text: str, signature: Any) -> None:
+        """All ranks state what they do next; raise unless they all do the same."""
+        from .replicas import CollectiveError
+        send = _record(k, kind, text, signature)
+        got = np.empty((self.comm.size, _RECORD), np.uint8)
+        request = self.comm.Iallgather(send, got)
+        deadline = time.monotonic() + self.timeout
+        while not request.Test():
+            if time.monotonic() > deadline:
+                raise CollectiveError(f"{text} (collective #{k + 1}) on rank {self.comm.rank}: "
+                                      f"timed out after {self.timeout:g} s waiting for the "
+                                      f"other ranks")
+            time.sleep(1e-5)
+        records = [_decode(r) for r in got]
+        if all(r[1:3] == records[0][1:3] and r[0] == records[0][0] for r in records):
+            if kind == _FAILED:
+                raise CollectiveError(f"every rank failed: {text}")
+            return
+        failed = [(i, r[3]) for i, r in enumerate(records) if r[1] == _FAILED]
+        if failed:
+            raise CollectiveError(f"{text} on rank {self.comm.rank}: the run failed: rank "
+                                  f"{failed[0][0]}: {failed[0][1]}")
+        states = "; ".join(f"replica {i} " + (f"finished after {r[0]} collective(s)"
+                                               if r[1] == _FINISHED else f"at {r[3]}")
+                           for i, r in enumerate(records))
+        if any(r[1] == _FINISHED for r in records):
+            raise CollectiveError(f"{text} (collective #{k + 1}): not every process reaches it "
+                                  f"({states})")
+        raise CollectiveError(f"collective #{k + 1}: the processes reached different "
+                              f"collectives or parameters ({states})")
+
+    def exchange(self, index: int, k: int, prim: Any, params: dict, operands: list,
+                 signature: Any) -> list:
+        self._agree(k, _COLLECTIVE, prim.name, (prim.name, signature))
+        everyone = self.comm.allgather(operands)
+        return co.COLLECTIVE_SEMANTICS[prim](self.grid, everyone, **params)[index]
+
+    def all_reduce_buffers(self, index: int, k: int, params: dict, buffers: Sequence[np.ndarray],
+                           outs: Sequence[np.ndarray], signature: Any) -> None:
+        from mpi4py import MPI
+
+        from .replicas import _ufunc_of
+        self._agree(k, _COLLECTIVE, "all_reduce", ("all_reduce", signature))
+        groups = co._groups_for("all_reduce", self.grid, params["replica_groups"],
+                                params["channel_id"], params["use_global_device_ids"])
+        comm = self._group_comm(groups, index)
+        ops = {np.add: MPI.SUM, np.multiply: MPI.PROD, np.maximum: MPI.MAX, np.minimum: MPI.MIN}
+        for graph, buf, out in zip(params["computation"], buffers, outs):
+            ufunc = _ufunc_of(graph, buf.dtype)
+            # MPI's MAX/MIN do not propagate NaN as XLA does: floats take the general path
+            if ufunc is not None and not (buf.dtype.kind == "f" and ufunc in (np.maximum,
+                                                                            np.minimum)):
+                comm.Allreduce(np.ascontiguousarray(buf), out, op=ops[ufunc])
+            else:
+                members = comm.allgather(np.asarray(buf))
+                acc = members[0]
+                for m in members[1:]:
+                    acc = co._combine(graph, acc, m)
+                out[...] = acc
+
+    def _group_comm(self, groups: list[list[int]], index: int) -> Any:
+        key = tuple(map(tuple, groups))
+        comm = self._groups.get(key)
+        if comm is None:
+            color = next(i for i, g in enumerate(groups) if index in g)
+            comm = self.comm.Split(color, groups[color].index(index))
+            self._groups[key] = comm
+        return comm
+
+    def finish(self, index: int, count: int) -> None:
+        self._agree(count, _FINISHED, "finished", ("finished",))
+
+    def abort(self, error: BaseException) -> None:
+        """This rank failed: tell the others (they are waiting to agree)."""
+        from .replicas import CollectiveError
+        if isinstance(error, CollectiveError):
+            return  # the ranks already know
+        try:
+            self._agree(-1, _FAILED, f"{type(error).__name__}: {error}", ("failed",))
+        except CollectiveError:
+            pass

@@ -1,0 +1,72 @@
+"""Run by tests/compile/test_pmap_mpi.py under ``mpiexec -n N``: every
+collective through pmap's MPI backend against the reference semantics,
+axis-name spellings, and faults that must end every rank with an error.
+Prints ``OK rank <r>`` when everything held on that rank."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import primitives as lax  # noqa: E402
+from compile import CollectiveError, pmap  # noqa: E402
+from tests.compile.test_pmap import _groups, _program, _reference  # noqa: E402
+
+
+def main() -> None:
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    n, rank = comm.size, comm.rank
+    rng = np.random.default_rng(5)            # the same global inputs on every rank
+    for groups in _groups(n):
+        size = n if groups is None else len(groups[0])
+        # small integers as floats: sums are exact whatever order MPI reduces in
+        x = rng.integers(-20, 20, (n, 3, 2)).astype(np.float32)
+        y = rng.integers(-50, 50, (n, 2 * size, size)).astype(np.int32)
+        fn = _program(n, groups)
+        got = pmap(fn, backend="mpi", timeout=60)(x, y)
+        for g, w in zip(got, _reference(fn, [x, y])):
+            assert g.dtype == w.dtype and np.array_equal(g, w), (groups, g, w)
+
+    v = rng.standard_normal((n, 4))
+    s, mx, idx = pmap(lambda a: (lax.psum(a, "i"), lax.pmax(a, "i"), lax.axis_index("i")),
+                      axis_name="i", backend="mpi")(v)
+    assert np.allclose(s, v.sum(0)) and np.array_equal(mx, np.broadcast_to(v.max(0), v.shape))
+    assert np.array_equal(idx, np.arange(n))
+
+    def mismatched(a):
+        twice = lax.eq(lax.replica_id(), np.uint32(0))
+        return lax.cond(twice, lambda b: lax.psum(lax.psum(b, "i"), "i"),
+                        lambda b: lax.psum(b, "i"), a)
+
+    try:
+        pmap(mismatched, axis_name="i", backend="mpi", timeout=30)(v)
+    except CollectiveError as error:
+        assert "not every process reaches it" in str(error), error
+    else:
+        raise AssertionError("mismatched collective counts did not raise")
+
+    from primitives import side_effects as se
+
+    def boom(a):
+        if rank == n - 1:
+            raise ValueError("replica data rejected")
+        return a
+
+    se.register_custom_call_target("mpi_boom", boom)
+    try:
+        pmap(lambda a: lax.psum(lax.custom_call("mpi_boom", [a], result_shapes="f64[4]"), "i"),
+             axis_name="i", backend="mpi", timeout=30)(v)
+    except (CollectiveError, ValueError) as error:
+        assert "replica data rejected" in str(error), error
+    else:
+        raise AssertionError("a failing rank did not end the run")
+    comm.Barrier()
+    print(f"OK rank {rank}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
