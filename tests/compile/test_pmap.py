@@ -180,3 +180,10 @@ def test_data_parallel_gradients_equal_the_full_batch_gradient():
                                            y.reshape(2, 4, 3))
     np.testing.assert_array_equal(shards[0], shards[1])     # bit-identical on every replica
     np.testing.assert_allclose(shards[0], grad(loss)(w, x, y), rtol=1e-12, atol=1e-14)
+
+
+def test_data_parallel_training_matches_one_replica_on_the_whole_batch():
+    import data_parallel
+    result = data_parallel.train(replicas=2, steps=3, verbose=False)   # asserts bit-identity
+    np.testing.assert_allclose(result["parallel"], result["single"], rtol=1e-5)
+    assert result["max_param_gap"] < 1e-5
