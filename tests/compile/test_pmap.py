@@ -77,6 +77,14 @@ def test_axis_name_spellings():
     with pytest.raises(NameError, match="unbound axis name 'j'"):
         pmap(lambda v: lax.psum(v, "j"), axis_name="i")(x)
 
+    stacked, tiled, inner = pmap(lambda v: (lax.all_gather(v, "i"),
+                                            lax.all_gather(v, "i", tiled=True),
+                                            lax.all_gather(v, "i", axis=1)), axis_name="i")(x)
+    for r in range(4):
+        np.testing.assert_array_equal(stacked[r], x)
+        np.testing.assert_array_equal(tiled[r], x.ravel())
+        np.testing.assert_array_equal(inner[r], x.T)
+
 
 def test_collectives_inside_a_loop():
     x = rng.standard_normal((2, 3))
