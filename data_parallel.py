@@ -13,20 +13,21 @@ checks that against single-replica training and prints both losses.
 from __future__ import annotations
 
 import argparse
+import functools
 
 import numpy as np
 
 import primitives as lax
 import primitives.numpy as xnp
-from autodiff import grad, value_and_grad
+from autodiff import value_and_grad
 from compile import jit, pmap
-from demo import init_cnn, make_shapes, sgd
+from demo import cnn_logits, init_cnn, make_shapes, nll, sgd
 from tracer import pytree
 
 AXIS = "batch"
 
 
-def batch_norm(y, scale, offset, axis_name, epsilon=1e-5):
+def sync_batch_norm(y, scale, offset, axis_name=None, epsilon=1e-5):
     """Training-mode batch norm over N, H, W; with ``axis_name`` its moments
     are averaged over the replicas (synchronised batch norm)."""
     mean = xnp.mean(y, axis=(0, 1, 2))
@@ -36,19 +37,10 @@ def batch_norm(y, scale, offset, axis_name, epsilon=1e-5):
     return (y - mean) * lax.rsqrt(mean_sq - mean * mean + epsilon) * scale + offset
 
 
-def logits(params, x, axis_name=None):
-    y = lax.conv_general_dilated(x, params["conv"], (1, 1), "SAME",
-                                 dimension_numbers=("NHWC", "HWIO", "NHWC"))
-    y = xnp.maximum(batch_norm(y, params["scale"], params["offset"], axis_name), 0.0)
-    y = lax.reduce_window(y, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
-    return y.reshape(y.shape[0], -1) @ params["dense"] + params["bias"]
-
-
 def loss(params, x, labels, axis_name=None):
-    out = logits(params, x, axis_name)
-    log_probs = out - xnp.logsumexp(out, axis=1, keepdims=True)
-    one_hot = labels[:, None] == xnp.arange(log_probs.shape[1])[None, :]
-    return -xnp.sum(xnp.where(one_hot, log_probs, 0.0)) / log_probs.shape[0]
+    """The README's CNN and loss, with batch norm synchronised over ``axis_name``."""
+    norm = functools.partial(sync_batch_norm, axis_name=axis_name)
+    return nll(cnn_logits(params, x, norm), labels)
 
 
 def parallel_step(learning_rate: float, backend: str = "threads"):

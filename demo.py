@@ -56,20 +56,27 @@ def init_cnn(seed: int = 0, size: int = 12, features: int = 8, classes: int = 4)
             "bias": np.zeros(classes, np.float32)}
 
 
-def cnn_logits(params: dict, x):
-    """conv 3x3 SAME -> batch_norm_training -> relu -> 2x2 max pool -> dense."""
+def xla_batch_norm(y, scale, offset):
+    """XLA's BatchNormTraining over N, H, W (its VJP is ``batch_norm_grad``)."""
+    return lax.batch_norm_training(y, scale, offset, epsilon=1e-5, feature_index=3)[0]
+
+
+def cnn_logits(params: dict, x, batch_norm=xla_batch_norm):
+    """conv 3x3 SAME -> batch norm -> relu -> 2x2 max pool -> dense."""
     y = lax.conv_general_dilated(x, params["conv"], (1, 1), "SAME",
                                  dimension_numbers=("NHWC", "HWIO", "NHWC"))
-    y = lax.batch_norm_training(y, params["scale"], params["offset"], epsilon=1e-5,
-                                feature_index=3)[0]
-    y = xnp.maximum(y, 0.0)
+    y = xnp.maximum(batch_norm(y, params["scale"], params["offset"]), 0.0)
     y = lax.reduce_window(y, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
     return y.reshape(y.shape[0], -1) @ params["dense"] + params["bias"]
 
 
 def cross_entropy(params: dict, x, labels):
     """The mean negative log-likelihood of the labels under softmax(logits)."""
-    logits = cnn_logits(params, x)
+    return nll(cnn_logits(params, x), labels)
+
+
+def nll(logits, labels):
+    """The mean negative log-likelihood of integer ``labels`` under softmax(logits)."""
     log_probs = logits - xnp.logsumexp(logits, axis=1, keepdims=True)
     one_hot = labels[:, None] == xnp.arange(log_probs.shape[1])[None, :]
     return -xnp.sum(xnp.where(one_hot, log_probs, 0.0)) / log_probs.shape[0]

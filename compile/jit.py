@@ -319,7 +319,8 @@ class JittedFunction:
             return [x for x in leaves if not is_float0(x)]
 
         graph = trace_with_signature(without_float0, signature, name=self.__name__, hints=hints)
-        graph.out_tree = _OutputTree(box["tree"], box["float0"])
+        graph.out_tree = _OutputTree(box["tree"], box["float0"]) if box["float0"] \
+            else box["tree"]
         return graph
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
@@ -381,8 +382,6 @@ class _OutputTree:
         self.float0 = float0
 
     def unflatten(self, flat: Sequence[Any]) -> Any:
-        if not self.float0:
-            return self.tree.unflatten(flat)
         it = iter(flat)
         return self.tree.unflatten([self.float0[i] if i in self.float0 else next(it)
                                     for i in range(self.tree.num_leaves)])

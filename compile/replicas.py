@@ -31,7 +31,6 @@ from tracer.core import Primitive, abstractify
 from tracer.tracing import trace_pytree
 
 from .jit import Compiled
-from .kernels.collectives import params_key
 from .replicas_mpi import mpi_world
 
 __all__ = ["pmap", "Rendezvous", "CollectiveError", "current_process"]
@@ -195,23 +194,19 @@ class _Process(threading.local):
         self.index = 0
         self.count = 0
 
-    def collective(self, prim: Primitive, params: dict, operands: list) -> list:
+    def collective(self, prim: Primitive, params: dict, operands: list, signature: str) -> list:
         if self.rendezvous is None:
             raise RuntimeError(f"{prim.name}: a program compiled for several processes "
                                f"runs only under pmap")
         k, self.count = self.count, self.count + 1
-        signature = (params_key(params),
-                     tuple((abstractify(x).element_type, abstractify(x).dimensions)
-                           for x in operands))
         return self.rendezvous.exchange(self.index, k, prim, params, operands, signature)
 
     def all_reduce_buffers(self, params: dict, buffers: Sequence[np.ndarray],
-                           outs: Sequence[np.ndarray]) -> None:
+                           outs: Sequence[np.ndarray], signature: str) -> None:
         if self.rendezvous is None:
             raise RuntimeError("all_reduce: a program compiled for several processes runs "
                                "only under pmap")
         k, self.count = self.count, self.count + 1
-        signature = (params_key(params), tuple((b.dtype, b.shape) for b in buffers))
         self.rendezvous.all_reduce_buffers(self.index, k, params, buffers, outs, signature)
 
 

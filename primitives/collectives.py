@@ -49,7 +49,7 @@ from tracer.tracing import trace_pytree
 from ._subgraph import scalar_avals, trace_computation
 from ._util import canonical_dims
 from .elementwise import BINARY_PRIMITIVES, UNARY_PRIMITIVES, add, convert_element_type, div
-from .shape_ops import broadcast_in_dim
+from .shape_ops import expand_dims
 from .elementwise import max as lax_max, min as lax_min
 
 __all__ = [
@@ -610,10 +610,8 @@ def all_gather(operand: Any, all_gather_dimension: int | str, shard_count: int |
         n = _axis_size("all_gather", all_gather_dimension)
 
         def gather(leaf):
-            if not tiled:
-                leaf = broadcast_in_dim(leaf, _inserted(abstractify(leaf).dimensions, axis),
-                                        _kept(abstractify(leaf).ndim, axis))
-            return all_gather(leaf, axis, shard_count=n)
+            at = axis % (abstractify(leaf).ndim + (0 if tiled else 1))
+            return all_gather(leaf if tiled else expand_dims(leaf, (at,)), at, shard_count=n)
         return pytree.tree_map(gather, operand)
     operands, single = _operand_list(operand)
     groups = _replica_groups("all_gather", replica_groups)
@@ -745,17 +743,6 @@ def _over_axis(op: str, computation: Callable[..., Any]) -> Callable[[Any, str],
 psum = _over_axis("psum", add)
 pmax = _over_axis("pmax", lax_max)
 pmin = _over_axis("pmin", lax_min)
-
-
-def _inserted(dims: Sequence[int], axis: int) -> tuple[int, ...]:
-    """``dims`` with a new size-1 dimension at ``axis`` (negative counts from the end)."""
-    axis = axis % (len(dims) + 1)
-    return tuple(dims[:axis]) + (1,) + tuple(dims[axis:])
-
-
-def _kept(rank: int, axis: int) -> tuple[int, ...]:
-    axis = axis % (rank + 1)
-    return tuple(d if d < axis else d + 1 for d in range(rank))
 
 
 def pmean(x: Any, axis_name: str) -> Any:

@@ -50,25 +50,20 @@ def _allocate(context, builder, arrtype, n, nty, zero: bool):
     return ary._getvalue()
 
 
-@intrinsic
-def empty_buf(typingctx, n, dtype):
-    """``np.empty(n, dtype)`` (1-D)."""
-    arrtype = _typer(n, dtype)
-    if arrtype is None:
-        return None
+def _buffer_intrinsic(name: str, zero: bool, doc: str):
+    """A 1-D allocation intrinsic, zero-filled or not."""
+    def buffer(typingctx, n, dtype):
+        arrtype = _typer(n, dtype)
+        if arrtype is None:
+            return None
 
-    def codegen(context, builder, sig, args):
-        return _allocate(context, builder, sig.return_type, args[0], sig.args[0], False)
-    return arrtype(n, dtype), codegen
+        def codegen(context, builder, sig, args):
+            return _allocate(context, builder, sig.return_type, args[0], sig.args[0], zero)
+        return arrtype(n, dtype), codegen
+    buffer.__name__ = buffer.__qualname__ = name
+    buffer.__doc__ = doc
+    return intrinsic(buffer)
 
 
-@intrinsic
-def zeros_buf(typingctx, n, dtype):
-    """``np.zeros(n, dtype)`` (1-D)."""
-    arrtype = _typer(n, dtype)
-    if arrtype is None:
-        return None
-
-    def codegen(context, builder, sig, args):
-        return _allocate(context, builder, sig.return_type, args[0], sig.args[0], True)
-    return arrtype(n, dtype), codegen
+empty_buf = _buffer_intrinsic("empty_buf", False, "``np.empty(n, dtype)`` (1-D).")
+zeros_buf = _buffer_intrinsic("zeros_buf", True, "``np.zeros(n, dtype)`` (1-D).")

@@ -30,14 +30,14 @@ from typing import Any
 
 from primitives import collectives as co
 from tracer.graph import Equation, Var
-from tracer.shapes import PrimitiveType as PT, Shape
+from tracer.shapes import PrimitiveType as PT
 
 from ..codegen import LoweringContext, literal_text, lowerings
 from .control_flow import as_layout
 from .side_effects import _HOST_PARAMS, _bind, _host_block, _register, _to_eager, _to_kernel, \
     _tuple_text, _value
 
-__all__ = ["host_collective", "host_all_reduce_into", "params_key"]
+__all__ = ["host_collective", "host_all_reduce_into"]
 
 _MODULE = __name__
 
@@ -130,11 +130,13 @@ def _lower_zero_id(ctx: LoweringContext, eq: Equation) -> None:
 
 def host_collective(key: str, operands: tuple) -> tuple:
     """Object-mode half of a collective of a multi-process program: this
-    process's results, from the rendezvous of ``compile.replicas``."""
+    process's results, from the rendezvous of ``compile.replicas``.  ``key``
+    (the same in every process for the same equation) is what the processes
+    compare to check they reached the same collective."""
     from ..replicas import current_process
     prim, params, in_shapes, out_shapes = _HOST_PARAMS[key]
     values = [_to_eager(v, s) for v, s in zip(operands, in_shapes)]
-    outs = current_process().collective(prim, params, values)
+    outs = current_process().collective(prim, params, values, key)
     return tuple(b for v, s in zip(outs, out_shapes) for b in _to_kernel(v, s))
 
 
@@ -143,12 +145,12 @@ def host_all_reduce_into(key: str, operands: tuple, outs: tuple) -> None:
     place into the result buffers the compiled code allocated (no conversion
     to eager values and back, no fresh buffers): ``Rendezvous.all_reduce_buffers``."""
     from ..replicas import current_process
-    current_process().all_reduce_buffers(_HOST_PARAMS[key][1], operands, outs)
+    current_process().all_reduce_buffers(_HOST_PARAMS[key][1], operands, outs, key)
 
 
 def _row_major(shapes) -> bool:
-    return all(s.is_array and s == Shape(s.element_type, s.dimensions) and
-               s.element_type not in (PT.F16, PT.BF16) for s in shapes)
+    return all(s.has_default_layout and s.element_type not in (PT.F16, PT.BF16)
+               for s in shapes)
 
 
 def _replicated(single_process):
@@ -159,9 +161,8 @@ def _replicated(single_process):
             return single_process(ctx, eq)
         in_shapes = tuple(a.aval.shape for a in eq.inputs)
         out_shapes = tuple(v.aval.strip_layout().shape for v in eq.outputs)
-        key = _register("collective", (eq.primitive, params_key(eq.params), in_shapes,
-                                       out_shapes))
-        _HOST_PARAMS[key] = (eq.primitive, dict(eq.params), in_shapes, out_shapes)
+        key = _register("collective", (eq.primitive, dict(eq.params), in_shapes, out_shapes),
+                        identity=(eq.primitive, _params_key(eq.params), in_shapes, out_shapes))
         module = f"__import__({_MODULE!r}, fromlist=['_'])"
         operands = _tuple_text([_value(ctx, a) for a in eq.inputs])
         if eq.primitive is co.all_reduce_p and _row_major(in_shapes) and \
@@ -176,7 +177,7 @@ def _replicated(single_process):
     return lower
 
 
-def params_key(params: dict[str, Any]) -> tuple:
+def _params_key(params: dict[str, Any]) -> tuple:
     """The parameters as a deterministic key (sub-graphs by their text)."""
     return tuple(sorted((k, str(v) if not isinstance(v, tuple) else
                          tuple(str(x) for x in v)) for k, v in params.items()))

@@ -121,11 +121,14 @@ def result_value(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str
 _HOST_PARAMS: dict[str, Any] = {}
 
 
-def _register(kind: str, payload: Any) -> str:
+def _register(kind: str, payload: Any, *, identity: Any = None) -> str:
     """A key for ``payload`` (shapes, parameters) that the generated code
     passes to the host function; deterministic, so the generated source
-    (and its disk-cache entry) is the same in every process."""
-    key = f"{kind}:{hashlib.sha256(repr(payload).encode()).hexdigest()[:20]}"
+    (and its disk-cache entry) is the same in every process.  The key hashes
+    ``repr(identity)`` when given (a payload holding sub-graphs, whose repr
+    does not tell them apart), ``repr(payload)`` otherwise."""
+    text = repr(payload if identity is None else identity)
+    key = f"{kind}:{hashlib.sha256(text.encode()).hexdigest()[:20]}"
     _HOST_PARAMS[key] = payload
     return key
 
