@@ -109,13 +109,18 @@ class LoweringContext:
         self.exact = False
         self._rerun_outputs: set[Var] = set()
         self.parallel = False  # some loop is a prange: compile with parallel=True
-        # Big intermediates of the top-level graph live in one workspace buffer,
-        # passed in as ``ws`` and kept by the caller between calls: fresh
-        # multi-megabyte allocations would page-fault on every call.
+        # Big intermediates live in one workspace buffer, passed in as ``ws``
+        # and kept by the caller between calls: fresh multi-megabyte
+        # allocations would page-fault on every call (and on every iteration
+        # of a loop).  The results of the graph and of every sub-graph being
+        # inlined get buffers of their own: they outlive the call, the loop
+        # iteration or the branch.  Sub-graph results that share a workspace
+        # buffer (a bitcast of an intermediate) are copied by the op
+        # (``control_flow._result``).
         self.results: set[Var] = {a for a in graph.out_atoms if isinstance(a, Var)}
+        self._inlined_results: list[set[Var]] = []
         self.workspace_bytes = 0
         self.workspace_vars: set[Var] = set()
-        self._depth = 0  # > 0 inside inlined sub-graphs (loop bodies, branches)
         self.runtime_sizes: dict[Var, list[str]] = {}  # see kernels/dynamic.py
 
     # -- names and lines ----------------------------------------------------------
@@ -152,8 +157,9 @@ class LoweringContext:
         dtype = storage_dtype_name(shape.element_type)
         nbytes = shape.physical_size * (2 if shape.element_type in _HALF
                                         else shape.element_type.numpy_dtype.itemsize)
-        if self._depth == 0 and var not in self.results and nbytes >= WORKSPACE_MIN_BYTES:
-            # an intermediate of the graph: a slice of the workspace kept between calls
+        if nbytes >= WORKSPACE_MIN_BYTES and var not in self.results and \
+                not any(var in results for results in self._inlined_results):
+            # an intermediate: a slice of the workspace kept between calls
             start = -(-self.workspace_bytes // 64) * 64
             self.workspace_bytes = start + nbytes
             self.workspace_vars.add(var)
@@ -277,11 +283,11 @@ class LoweringContext:
             self._names[var] = name
         for var, value in zip(graph.const_vars, graph.const_values):
             self.constant(var, value)
-        self._depth += 1
+        self._inlined_results.append({a for a in graph.out_atoms if isinstance(a, Var)})
         try:
             self.lower_equations(graph.equations, graph.out_atoms)
         finally:
-            self._depth -= 1
+            self._inlined_results.pop()
         out = []
         for atom in graph.out_atoms:
             if isinstance(atom, Literal):  # a buffer holding the literal, in storage form

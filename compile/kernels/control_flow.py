@@ -150,11 +150,21 @@ def _result(ctx: LoweringContext, graph: Graph, atom: Atom, shape: Shape,
             keep: Sequence[Var] = ()) -> str:
     """The buffer of sub-graph result ``atom`` as a value of ``shape`` that the
     op may hand out: copied when it is the buffer of one of ``graph``'s
-    parameters (other than those in ``keep``) or constants."""
+    parameters (other than those in ``keep``) or constants, or a workspace
+    buffer (which the next iteration or call overwrites)."""
     root = root_of(ctx, atom)
-    outer = root is not None and root not in keep and (
-        root in graph.in_vars or root in graph.const_vars)
-    return as_layout(ctx, atom, shape, copy=outer)
+    borrowed = root is not None and root not in keep and (
+        root in graph.in_vars or root in graph.const_vars or _in_workspace(ctx, root))
+    return as_layout(ctx, atom, shape, copy=borrowed)
+
+
+def _in_workspace(ctx: LoweringContext, root: Var) -> bool:
+    """Whether ``root`` (or, for a tuple built here, an element) lives in the workspace."""
+    if root in ctx.workspace_vars:
+        return True
+    from .side_effects import tuple_elements
+    return any(_in_workspace(ctx, root_of(ctx, e)) for e in tuple_elements(ctx, root)
+               if isinstance(e, Var))
 
 
 def _operand_buffers(ctx: LoweringContext, operands: Sequence[Atom], params: Sequence[Var]

@@ -87,6 +87,11 @@ def _lower_tuple(ctx: LoweringContext, eq: Equation) -> None:
     _TUPLE_ELEMENTS.setdefault(ctx, {})[out] = eq.inputs
 
 
+def tuple_elements(ctx: LoweringContext, var: Var) -> tuple:
+    """The operands of the ``tuple`` op that made ``var`` here (none if another op did)."""
+    return _TUPLE_ELEMENTS.get(ctx, {}).get(var, ())
+
+
 def _lower_get_tuple_element(ctx: LoweringContext, eq: Equation) -> None:
     (src,), (out,) = eq.inputs, eq.outputs
     index = eq.params["index"]
