@@ -54,6 +54,12 @@ def dtype_name(t: PrimitiveType) -> str:
     return "np.bool_" if t is PrimitiveType.PRED else f"np.{t.numpy_dtype.name}"
 
 
+def buffer_nbytes(shape: Shape) -> int:
+    """Bytes of the physical buffer of an array ``shape`` (16-bit floats as words)."""
+    t = shape.element_type
+    return shape.physical_size * (2 if t in _HALF else t.numpy_dtype.itemsize)
+
+
 def storage_dtype_name(t: PrimitiveType) -> str:
     """The element type of a buffer holding ``t`` (uint16 words for f16 and bf16)."""
     return "np.uint16" if t in _HALF else dtype_name(t)
@@ -121,6 +127,9 @@ class LoweringContext:
         self._inlined_results: list[set[Var]] = []
         self.workspace_bytes = 0
         self.workspace_vars: set[Var] = set()
+        # A loop's new carries written alternately into two workspace slots
+        # (``control_flow.rotating_carries``): body result -> the slot's name.
+        self.carry_slots: dict[Var, str] = {}
         self.runtime_sizes: dict[Var, list[str]] = {}  # see kernels/dynamic.py
 
     # -- names and lines ----------------------------------------------------------
@@ -155,21 +164,27 @@ class LoweringContext:
         name = self.fresh("v")
         self._names[var] = name
         dtype = storage_dtype_name(shape.element_type)
-        nbytes = shape.physical_size * (2 if shape.element_type in _HALF
-                                        else shape.element_type.numpy_dtype.itemsize)
-        if nbytes >= WORKSPACE_MIN_BYTES and var not in self.results and \
-                not any(var in results for results in self._inlined_results):
-            # an intermediate: a slice of the workspace kept between calls
-            start = -(-self.workspace_bytes // 64) * 64
-            self.workspace_bytes = start + nbytes
-            self.workspace_vars.add(var)
-            self.emit(f"{name} = ws[{start}:{start + nbytes}].view({dtype})")
+        nbytes = buffer_nbytes(shape)
+        slot = self.carry_slots.get(var)
+        if slot is not None or (nbytes >= WORKSPACE_MIN_BYTES and var not in self.results and
+                                not any(var in results for results in self._inlined_results)):
+            # an intermediate: a slice of the workspace kept between calls;
+            # a loop's new carry: the slot its loop hands it this iteration
+            if slot is None:
+                self.workspace_vars.add(var)
+            self.emit(f"{name} = {slot or self.workspace_slice(nbytes, dtype)}")
             if zero:
                 self.emit(f"{name}[:] = 0")
             return name
         fill = "zeros_buf" if zero else "empty_buf"
         self.emit(f"{name} = {fill}({shape.physical_size}, {dtype})")
         return name
+
+    def workspace_slice(self, nbytes: int, dtype: str) -> str:
+        """Source text of a new, 64-byte aligned slice of the workspace."""
+        start = -(-self.workspace_bytes // 64) * 64
+        self.workspace_bytes = start + nbytes
+        return f"ws[{start}:{start + nbytes}].view({dtype})"
 
     def sizes_of(self, atom: Var | Literal) -> list[str]:
         """The run-time size of each dimension of ``atom`` as source text: a
@@ -437,6 +452,7 @@ def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str
             ctx.aliases.get(atom, atom) in ctx.workspace_vars or \
             ctx.aliases.get(atom, atom) in {v for v, _ in ctx.constants}:
         out = Var(atom.aval.__class__(shape))
+        ctx.results.add(out)  # a buffer of its own, not the workspace
         name = ctx.alloc(out, zero=bool(shape.layout.padded_dimensions or shape.layout.tiles))
         if shape.layout.padding_value not in (None, 0):
             ctx.emit(f"{name}[:] = {literal_text(shape.layout.padding_value, shape.element_type)}")

@@ -36,7 +36,8 @@ from tracer.core import AbstractValue
 from tracer.graph import Equation, Graph, Literal, Var
 from tracer.shapes import Shape
 
-from ..codegen import LoweringContext, literal_text, lowerings, scalar_exprs
+from ..codegen import WORKSPACE_MIN_BYTES, LoweringContext, buffer_nbytes, literal_text, \
+    lowerings, scalar_exprs, storage_dtype_name
 
 __all__ = ["buffer_of", "as_layout", "root_of", "owned_copy", "token_buffer", "inline_call"]
 
@@ -191,6 +192,60 @@ def _bind_outputs(ctx: LoweringContext, outputs: Sequence[Var], names: Sequence[
 
 
 # --------------------------------------------------------------------------
+# Loop carries in rotating workspace slots
+# --------------------------------------------------------------------------
+
+class _RotatingCarries:
+    """New loop carries written alternately into two workspace slots each, so
+    iterations allocate nothing: iteration ``i`` writes one slot while it
+    reads the carry of iteration ``i - 1`` from the other.
+
+    Only a carry whose new value the body computes into a buffer of its own
+    (an array of the carry's layout, big enough for the workspace) rotates,
+    and none when a carry is a tuple or token (their buffers may move between
+    positions).  A buffer that would move to another carry position (a swap,
+    a bitcast of the carry) is copied: see ``keep``."""
+
+    def __init__(self, ctx: LoweringContext, body: Graph, carry_shapes: Sequence[Shape]):
+        self.ctx = ctx
+        self.slots: dict[int, tuple[str, str]] = {}
+        self._atoms: list[Var] = []
+        outs = body.out_atoms[:len(carry_shapes)]
+        if not all(s.is_array for s in carry_shapes):
+            return
+        for j, (atom, shape) in enumerate(zip(outs, carry_shapes)):
+            if not isinstance(atom, Var) or atom in body.in_vars or atom in body.const_vars \
+                    or atom.aval.shape != shape or outs.index(atom) != j \
+                    or buffer_nbytes(shape) < WORKSPACE_MIN_BYTES:
+                continue
+            dtype = storage_dtype_name(shape.element_type)
+            a, b = ctx.fresh("wa"), ctx.fresh("wb")
+            ctx.emit(f"{a} = {ctx.workspace_slice(buffer_nbytes(shape), dtype)}")
+            ctx.emit(f"{b} = {ctx.workspace_slice(buffer_nbytes(shape), dtype)}")
+            ctx.carry_slots[atom] = a
+            self.slots[j] = (a, b)
+            self._atoms.append(atom)
+
+    def keep(self, carry_params: Sequence[Var]) -> list[Var]:
+        """The carry parameters a body result may share without a copy."""
+        return [p for j, p in enumerate(carry_params) if j not in self.slots]
+
+    def swap(self) -> None:
+        """At the end of an iteration: the next one writes the other slots."""
+        for a, b in self.slots.values():
+            self.ctx.emit(f"{a}, {b} = {b}, {a}")
+
+    def close(self, outputs: Sequence[Var]) -> None:
+        """After the loop: its results may be workspace slots (copied where they escape)."""
+        for atom in self._atoms:
+            del self.ctx.carry_slots[atom]
+        for j in self.slots:
+            holder = Var(outputs[j].aval)
+            self.ctx.workspace_vars.add(holder)
+            self.ctx.aliases[outputs[j]] = holder
+
+
+# --------------------------------------------------------------------------
 # While
 # --------------------------------------------------------------------------
 
@@ -206,6 +261,7 @@ def _lower_while(ctx: LoweringContext, eq: Equation) -> None:
     bc = _operand_buffers(ctx, body_consts, body.in_vars[n:])
     carry = [ctx.fresh("k") for _ in range(n)]
     _assign(ctx, carry, [as_layout(ctx, a, s) for a, s in zip(init, carry_shapes)])
+    rotating = _RotatingCarries(ctx, body, carry_shapes)
     with ctx.block("while True:"):
         cond_in = []
         for k, s, p in zip(carry, carry_shapes, cond.in_vars[:n]):
@@ -216,10 +272,12 @@ def _lower_while(ctx: LoweringContext, eq: Equation) -> None:
         ctx.emit(f"if not {ctx.read(cond.out_atoms[0], [])}:")
         ctx.emit("    break")
         ctx.inline_graph(body, carry + bc)
-        new = [_result(ctx, body, a, s, keep=carry_params)
+        new = [_result(ctx, body, a, s, keep=rotating.keep(carry_params))
                for a, s in zip(body.out_atoms, carry_shapes)]
         _assign(ctx, carry, new)
+        rotating.swap()
     _bind_outputs(ctx, eq.outputs, carry, carry_shapes, init)
+    rotating.close(eq.outputs)
 
 
 # --------------------------------------------------------------------------
@@ -275,6 +333,7 @@ def _lower_scan(ctx: LoweringContext, eq: Equation) -> None:
     ys = eq.outputs[ncarry:]
     for y in ys:
         _alloc_like_var(ctx, y)
+    rotating = _RotatingCarries(ctx, body, carry_shapes)
     step = ctx.fresh("it")
     with ctx.block(f"for {step} in range({length}):"):
         i = step
@@ -292,10 +351,12 @@ def _lower_scan(ctx: LoweringContext, eq: Equation) -> None:
             shape = Shape(y.aval.element_type, y.aval.dimensions[1:])
             with ctx.loops(shape, prefix=ctx.fresh("j") + "_") as idx:
                 ctx.write(y, [i] + idx, ctx.read(atom, idx))
-        new = [_result(ctx, body, a, s, keep=carry_params)
+        new = [_result(ctx, body, a, s, keep=rotating.keep(carry_params))
                for a, s in zip(body.out_atoms[:ncarry], carry_shapes)]
         _assign(ctx, carry, new)
+        rotating.swap()
     _bind_outputs(ctx, eq.outputs[:ncarry], carry, carry_shapes, init)
+    rotating.close(eq.outputs)
 
 
 def _alloc_like_var(ctx: LoweringContext, var: Var) -> None:

@@ -92,6 +92,25 @@ W = (rng.standard_normal((256, 256)) / 16).astype(np.float32)
 X = rng.standard_normal((128, 256)).astype(np.float32)
 
 
+def loop_body(source: str, header: str) -> str:
+    """The lines of generated source inside the last loop starting with ``header``."""
+    lines = source.splitlines()
+    start = max(i for i, line in enumerate(lines) if line.strip().startswith(header))
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    body = []
+    for line in lines[start + 1:]:
+        if len(line) - len(line.lstrip()) <= indent:
+            break
+        body.append(line)
+    return "\n".join(body)
+
+
+def big_allocations(source: str) -> list[str]:
+    """Fresh buffers of 64 KiB or more in generated source (f32 elements)."""
+    import re
+    return [n for n in re.findall(r"(?:empty|zeros)_buf\((\d+)", source) if int(n) * 4 >= 1 << 16]
+
+
 def _close(got, want):
     np.testing.assert_allclose(np.asarray(got), want, rtol=2e-4, atol=2e-4)
 
@@ -101,8 +120,8 @@ def test_loop_body_intermediates_use_the_workspace():
         return lax.fori_loop(0, 4, lambda i, c: xnp.tanh(c @ w) * 0.5 + c, x)
 
     compiled = jit(f).lower(X, W).compile()
-    loop_text = compiled.source.split("while True:")[-1]
-    assert "ws[" in loop_text
+    loop_text = loop_body(compiled.source, "for it")  # fori_loop: a scan
+    assert "ws[" in loop_text and not big_allocations(loop_text)  # none per iteration
     want = X
     for _ in range(4):
         want = np.tanh(want @ W) * 0.5 + want
@@ -152,3 +171,57 @@ def test_a_tuple_carry_of_intermediates_is_copied():
     a, b = jit(f)(X)
     _close(a, X @ W @ W @ W)
     _close(b, X @ W @ W @ W * 0.5)
+
+
+def test_new_carries_rotate_between_two_slots_and_results_are_the_callers():
+    # the loop's result is a workspace slot: the caller gets a copy, which a
+    # later call must not overwrite
+    def f(x, w):
+        y = x @ w                           # a result: the loop's initial carry
+        return y, lax.fori_loop(0, 5, lambda i, c: xnp.tanh(c @ w), y)
+
+    g = jit(f)
+    compiled = g.lower(X, W).compile()
+    ws = np.zeros(compiled._workspace_bytes, np.uint8)   # the generated function itself
+    buffers = [convert(a) for convert, a in zip(compiled._converters, (X, W))]
+    raw = compiled._fn(*buffers, *compiled._consts, ws)  # never hands out the workspace
+    assert not any(np.shares_memory(r, ws) for r in raw)
+    first = g(X, W)[1]
+    kept = np.asarray(first).copy()
+    second = g(X * 2, W)[1]
+    np.testing.assert_array_equal(np.asarray(first), kept)
+    want = X @ W
+    for _ in range(5):
+        want = np.tanh(want @ W)
+    _close(first, want)
+    assert not np.shares_memory(np.asarray(first), np.asarray(second))
+
+
+def test_carries_that_swap_positions_are_copied():
+    # position 1 rotates; position 0 takes the old position-1 buffer, which
+    # the iteration after next would overwrite
+    def f(a, b):
+        return lax.fori_loop(0, 5, lambda i, c: (c[1], c[0] @ W), (a, b))
+
+    a, b = X, X[::-1].copy()
+    for _ in range(5):
+        a, b = b, a @ W
+    got = jit(f)(X, X[::-1].copy())
+    _close(got[0], a)
+    _close(got[1], b)
+
+
+def test_scan_carries_rotate_and_ys_are_stacked():
+    def f(x, xs):
+        return lax.scan(lambda c, row: (xnp.tanh(c @ W) + row, xnp.sum(c)), x, xs)
+
+    xs = rng.standard_normal((6, 256)).astype(np.float32)
+    compiled = jit(f).lower(X, xs).compile()
+    assert not big_allocations(loop_body(compiled.source, "for it"))
+    c, ys = X.astype(np.float64), []
+    for row in xs:
+        ys.append(c.sum())
+        c = np.tanh(c @ W) + row
+    got_c, got_ys = compiled(X, xs)
+    _close(got_c, c)
+    np.testing.assert_allclose(np.asarray(got_ys), ys, rtol=1e-3)
