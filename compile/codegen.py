@@ -166,8 +166,7 @@ class LoweringContext:
         dtype = storage_dtype_name(shape.element_type)
         nbytes = buffer_nbytes(shape)
         slot = self.carry_slots.get(var)
-        if slot is not None or (nbytes >= WORKSPACE_MIN_BYTES and var not in self.results and
-                                not any(var in results for results in self._inlined_results)):
+        if slot is not None or (nbytes >= WORKSPACE_MIN_BYTES and self.is_intermediate(var)):
             # an intermediate: a slice of the workspace kept between calls;
             # a loop's new carry: the slot its loop hands it this iteration
             if slot is None:
@@ -179,6 +178,12 @@ class LoweringContext:
         fill = "zeros_buf" if zero else "empty_buf"
         self.emit(f"{name} = {fill}({shape.physical_size}, {dtype})")
         return name
+
+    def is_intermediate(self, var: Var) -> bool:
+        """Whether ``var`` is dead by the time the equation that makes it runs
+        again (it is no result of the graph or of a sub-graph being inlined),
+        so its buffer may be reused: the workspace, a collective's shared result."""
+        return var not in self.results and not any(var in r for r in self._inlined_results)
 
     def workspace_slice(self, nbytes: int, dtype: str) -> str:
         """Source text of a new, 64-byte aligned slice of the workspace."""

@@ -43,9 +43,10 @@ class CollectiveError(RuntimeError):
 class Rendezvous:
     """Where the processes of one run meet, collective by collective."""
 
-    def __init__(self, grid: co.ProcessGrid, timeout: float):
+    def __init__(self, grid: co.ProcessGrid, timeout: float, shared: dict | None = None):
         self.grid = grid
         self.timeout = timeout
+        self.shared = {} if shared is None else shared  # see all_reduce_buffers
         self._cond = threading.Condition()
         # (collective number, phase) -> process -> (name, signature, payload)
         self._arrived: dict[tuple[int, int], dict[int, tuple[str, Any, Any]]] = {}
@@ -143,36 +144,77 @@ class Rendezvous:
             return results[0][index]
 
     def all_reduce_buffers(self, index: int, k: int, params: dict, buffers: Sequence[np.ndarray],
-                           outs: Sequence[np.ndarray], signature: Any) -> None:
-        """AllReduce of row-major kernel buffers into the result buffers
-        ``outs``: member ``j`` of a group reduces the ``j``-th slice of every
-        operand, in group order (a ufunc for a plain add/mul/max/min of
-        numbers, else the reference's element-wise combine: bit for bit
-        either way), and writes it into every member's result; the members
-        work in parallel (NumPy releases the GIL)."""
-        calls = self._meet(index, k, 0, "all_reduce", signature, (buffers, outs))
-        groups = co._groups_for("all_reduce", self.grid, params["replica_groups"],
-                                params["channel_id"], params["use_global_device_ids"])
-        group = next(g for g in groups if index in g)
-        pos = group.index(index)
-        for i, graph in enumerate(params["computation"]):
-            size = buffers[i].size
-            lo, hi = size * pos // len(group), size * (pos + 1) // len(group)
-            sources = [calls[m][2][0][i][lo:hi] for m in group]
-            targets = [calls[m][2][1][i][lo:hi] for m in group]
-            ufunc = _ufunc_of(graph, buffers[i].dtype)
-            if ufunc is not None and len(sources) > 1:
-                ufunc(sources[0], sources[1], out=targets[0])
-                for src in sources[2:]:
-                    ufunc(targets[0], src, out=targets[0])
+                           outs: Sequence[np.ndarray] | None, signature: Any,
+                           slot: int = 0) -> Sequence[np.ndarray]:
+        """AllReduce of row-major kernel buffers into every member's result
+        buffers ``outs``; returns them.  Member ``j`` of a group reduces the
+        ``j``-th slice of every operand and writes it into every member's
+        result, the members working in parallel (NumPy releases the GIL).
+
+        ``outs=None``: the results go to buffers kept between runs in
+        ``shared``, which the compiled code asks for only when they die before
+        the equation (numbered ``slot`` in the program) runs again.  When
+        every member runs the same equation, the group shares one copy,
+        written once instead of once per member; otherwise each member has
+        its own (a member may still read its result of an equation that
+        another member's different equation meets)."""
+        calls = self._meet(index, k, 0, "all_reduce", signature, (buffers, outs, slot))
+        group = _group_of(self.grid, params, index)
+        members = [calls[m][2] for m in group]
+        targets = [o for _, o, _ in members if o is not None]
+        wanting = [(m, s) for m, (_, o, s) in zip(group, members) if o is None]
+        with self._cond:
+            if len(wanting) == len(group) and len({s for _, s in wanting}) == 1:
+                shared = {m: _shared_results(self.shared, (signature, slot, tuple(group)), buffers)
+                          for m in group}
             else:
-                acc = sources[0]
-                for src in sources[1:]:
-                    acc = co._combine(graph, acc, src)
-                targets[0][...] = acc
-            for t in targets[1:]:
-                np.copyto(t, targets[0])
+                shared = {m: _shared_results(self.shared, (signature, s, m), buffers)
+                          for m, s in wanting}
+        targets += list({id(t): t for t in shared.values()}.values())
+        reduce_slice(params, group.index(index), [b for b, _, _ in members], targets)
         self._meet(index, k, 1, "all_reduce", signature, None)  # every slice written
+        return shared[index] if outs is None else outs
+
+
+def _group_of(grid: co.ProcessGrid, params: dict, index: int) -> list[int]:
+    """The replica group of an AllReduce that process ``index`` belongs to."""
+    groups = co._groups_for("all_reduce", grid, params["replica_groups"], params["channel_id"],
+                            params["use_global_device_ids"])
+    return next(g for g in groups if index in g)
+
+
+def _shared_results(pool: dict, key: Any, like: Sequence[np.ndarray]) -> tuple:
+    """The result buffers ``pool`` holds for ``key``, made on first use."""
+    results = pool.get(key)
+    if results is None:
+        results = pool[key] = tuple(np.empty_like(b) for b in like)
+    return results
+
+
+def reduce_slice(params: dict, pos: int, sources: Sequence[Sequence[np.ndarray]],
+                 targets: Sequence[Sequence[np.ndarray]]) -> None:
+    """Slice ``pos`` (of as many as there are sources) of the AllReduce of
+    ``sources[m][i]`` over members ``m``, in member order, written into every
+    ``targets[t][i]``: a ufunc for a plain add/mul/max/min of numbers, else
+    the reference's element-wise combine (bit for bit either way)."""
+    n = len(sources)
+    for i, graph in enumerate(params["computation"]):
+        size = sources[0][i].size
+        lo, hi = size * pos // n, size * (pos + 1) // n
+        parts = [s[i][lo:hi] for s in sources]
+        first, *rest = [t[i][lo:hi] for t in targets]
+        ufunc = _ufunc_of(graph, parts[0].dtype)
+        if ufunc is not None and n > 1:
+            ufunc(parts[0], parts[1], out=first)
+            for part in parts[2:]:
+                ufunc(first, part, out=first)
+        else:
+            acc = parts[0]
+            for part in parts[1:]:
+                acc = co._combine(graph, acc, part)
+            first[...] = acc
+        for t in rest:
+            np.copyto(t, first)
 
 
 _UFUNCS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
@@ -194,20 +236,24 @@ class _Process(threading.local):
         self.index = 0
         self.count = 0
 
-    def collective(self, prim: Primitive, params: dict, operands: list, signature: str) -> list:
+    def _next(self, op: str) -> tuple[Any, int]:
+        """The run's rendezvous and the number of this process's next collective."""
         if self.rendezvous is None:
-            raise RuntimeError(f"{prim.name}: a program compiled for several processes "
-                               f"runs only under pmap")
+            raise RuntimeError(f"{op}: a program compiled for several processes runs only "
+                               f"under pmap")
         k, self.count = self.count, self.count + 1
-        return self.rendezvous.exchange(self.index, k, prim, params, operands, signature)
+        return self.rendezvous, k
+
+    def collective(self, prim: Primitive, params: dict, operands: list, signature: str) -> list:
+        rendezvous, k = self._next(prim.name)
+        return rendezvous.exchange(self.index, k, prim, params, operands, signature)
 
     def all_reduce_buffers(self, params: dict, buffers: Sequence[np.ndarray],
-                           outs: Sequence[np.ndarray], signature: str) -> None:
-        if self.rendezvous is None:
-            raise RuntimeError("all_reduce: a program compiled for several processes runs "
-                               "only under pmap")
-        k, self.count = self.count, self.count + 1
-        self.rendezvous.all_reduce_buffers(self.index, k, params, buffers, outs, signature)
+                           outs: Sequence[np.ndarray] | None, signature: str, slot: int = 0
+                           ) -> Sequence[np.ndarray]:
+        rendezvous, k = self._next("all_reduce")
+        return rendezvous.all_reduce_buffers(self.index, k, params, buffers, outs, signature,
+                                             slot)
 
 
 _process = _Process()
@@ -249,6 +295,7 @@ class PmappedFunction:
                              f"{self.comm.size} MPI ranks (one replica per rank)")
         self.timeout = timeout
         self._cache: dict[Any, Compiled] = {}
+        self._shared_pools: list[dict] = []  # idle pools of shared AllReduce results
         self._lock = threading.Lock()
         self.__name__ = getattr(fn, "__name__", "pmapped")
 
@@ -284,13 +331,20 @@ class PmappedFunction:
         n, per_replica, tree = self._split(args)
         compiled = self._compiled(n, tree, per_replica[0])
         run = self._run_mpi if self.comm is not None else self._run_threads
-        results = run(compiled, n, per_replica)
+        try:  # one pool per concurrent call, kept between calls: no fresh buffers
+            shared = self._shared_pools.pop()
+        except IndexError:
+            shared = {}
+        try:
+            results = run(compiled, n, per_replica, shared)
+        finally:
+            self._shared_pools.append(shared)
         stacked = [np.stack([np.asarray(results[i][j]) for i in range(n)])
                    for j in range(len(results[0]))]
         return compiled.graph.out_tree.unflatten(stacked)
 
-    def _run_threads(self, compiled: Compiled, n: int, per_replica: list) -> list:
-        rendezvous = Rendezvous(co.ProcessGrid(n, 1), self.timeout)
+    def _run_threads(self, compiled: Compiled, n: int, per_replica: list, shared: dict) -> list:
+        rendezvous = Rendezvous(co.ProcessGrid(n, 1), self.timeout, shared)
         results: list[Any] = [None] * n
         errors: list[BaseException | None] = [None] * n
         threads = [threading.Thread(target=_run_process, daemon=True, name=f"replica-{i}",
@@ -307,11 +361,11 @@ class PmappedFunction:
             raise rendezvous.error if rendezvous.error in raised else raised[0]
         return results
 
-    def _run_mpi(self, compiled: Compiled, n: int, per_replica: list) -> list:
+    def _run_mpi(self, compiled: Compiled, n: int, per_replica: list, shared: dict) -> list:
         """This rank runs its replica; every rank gets every replica's results."""
         from .replicas_mpi import MPIRendezvous
         rank = self.comm.rank
-        rendezvous = MPIRendezvous(self.comm, co.ProcessGrid(n, 1), self.timeout)
+        rendezvous = MPIRendezvous(self.comm, co.ProcessGrid(n, 1), self.timeout, shared)
         results: list[Any] = [None]
         errors: list[BaseException | None] = [None]
         _run_process(compiled, per_replica[rank], rendezvous, rank, results, errors,

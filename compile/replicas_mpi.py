@@ -60,11 +60,13 @@ def _decode(rec: np.ndarray) -> tuple[int, int, bytes, str]:
 class MPIRendezvous:
     """The rendezvous of ``compile.replicas`` over MPI ranks."""
 
-    def __init__(self, comm: Any, grid: co.ProcessGrid, timeout: float):
+    def __init__(self, comm: Any, grid: co.ProcessGrid, timeout: float, shared: dict):
         self.comm = comm
         self.grid = grid
         self.timeout = timeout
-        self._groups: dict[Any, Any] = {}
+        # kept between runs: result buffers (MPI is fastest on buffers it has
+        # seen before) and each AllReduce's plan
+        self.shared = shared
 
     def _agree(self, k: int, kind: int, text: str, signature: Any) -> None:
         """All ranks state what they do next; raise unless they all do the same."""
@@ -104,35 +106,58 @@ class MPIRendezvous:
         return co.COLLECTIVE_SEMANTICS[prim](self.grid, everyone, **params)[index]
 
     def all_reduce_buffers(self, index: int, k: int, params: dict, buffers: Sequence[np.ndarray],
-                           outs: Sequence[np.ndarray], signature: Any) -> None:
-        from mpi4py import MPI
-
-        from .replicas import _ufunc_of
+                           outs: Sequence[np.ndarray] | None, signature: Any,
+                           slot: int = 0) -> Sequence[np.ndarray]:
+        """The AllReduce into ``outs`` (None: into the result buffers of
+        equation ``slot`` kept between runs, see
+        ``Rendezvous.all_reduce_buffers``); returns them."""
+        from .replicas import _shared_results
         self._agree(k, _COLLECTIVE, "all_reduce", ("all_reduce", signature))
-        groups = co._groups_for("all_reduce", self.grid, params["replica_groups"],
-                                params["channel_id"], params["use_global_device_ids"])
-        comm = self._group_comm(groups, index)
-        ops = {np.add: MPI.SUM, np.multiply: MPI.PROD, np.maximum: MPI.MAX, np.minimum: MPI.MIN}
-        for graph, buf, out in zip(params["computation"], buffers, outs):
-            ufunc = _ufunc_of(graph, buf.dtype)
-            # MPI's MAX/MIN do not propagate NaN as XLA does: floats take the general path
-            if ufunc is not None and not (buf.dtype.kind == "f" and ufunc in (np.maximum,
-                                                                            np.minimum)):
-                comm.Allreduce(np.ascontiguousarray(buf), out, op=ops[ufunc])
+        comm, ops = self._plan(index, params, buffers, signature)
+        if outs is None:
+            outs = _shared_results(self.shared, ("results", signature, slot), buffers)
+        for graph, op, buf, out in zip(params["computation"], ops, buffers, outs):
+            if op is not None:
+                comm.Allreduce(buf, out, op=op)
             else:
                 members = comm.allgather(np.asarray(buf))
                 acc = members[0]
                 for m in members[1:]:
                     acc = co._combine(graph, acc, m)
                 out[...] = acc
+        return outs
+
+    def _plan(self, index: int, params: dict, buffers: Sequence[np.ndarray], signature: Any
+              ) -> tuple[Any, list]:
+        """The group's communicator and the MPI op of each operand (None: the
+        general path), made once per AllReduce: a computation that is one
+        add/mul of numbers, or max/min of integers, is an MPI op (MPI's MAX and
+        MIN do not propagate NaN as XLA does: floats take the general path)."""
+        plan = self.shared.get(("plan", signature))
+        if plan is None:
+            from mpi4py import MPI
+
+            from .replicas import _ufunc_of
+            groups = co._groups_for("all_reduce", self.grid, params["replica_groups"],
+                                    params["channel_id"], params["use_global_device_ids"])
+            mpi_ops = {np.add: MPI.SUM, np.multiply: MPI.PROD, np.maximum: MPI.MAX,
+                       np.minimum: MPI.MIN}
+            ops = []
+            for graph, buf in zip(params["computation"], buffers):
+                ufunc = _ufunc_of(graph, buf.dtype)
+                nan_rule = buf.dtype.kind == "f" and ufunc in (np.maximum, np.minimum)
+                ops.append(mpi_ops[ufunc] if ufunc is not None and not nan_rule else None)
+            plan = self.shared[("plan", signature)] = (self._group_comm(groups, index), ops)
+        return plan
 
     def _group_comm(self, groups: list[list[int]], index: int) -> Any:
-        key = tuple(map(tuple, groups))
-        comm = self._groups.get(key)
+        """The communicator of ``index``'s group (``Split`` is collective: every
+        rank makes it at the same AllReduce)."""
+        key = ("comm", tuple(map(tuple, groups)))
+        comm = self.shared.get(key)
         if comm is None:
             color = next(i for i, g in enumerate(groups) if index in g)
-            comm = self.comm.Split(color, groups[color].index(index))
-            self._groups[key] = comm
+            comm = self.shared[key] = self.comm.Split(color, groups[color].index(index))
         return comm
 
     def finish(self, index: int, count: int) -> None:

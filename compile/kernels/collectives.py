@@ -22,7 +22,11 @@ In a program of several processes (``compile.pmap``: the lowering context
 has a ``process_grid``), every collective is a host callback (object mode):
 ``host_collective`` hands the operands to the process's rendezvous
 (``compile.replicas``), which meets the other processes and computes the
-results with the reference semantics, so they are XLA's bit for bit.
+results with the reference semantics, so they are XLA's bit for bit.  An
+AllReduce of row-major buffers is reduced in place instead: into the result
+buffers the compiled code allocated (``host_all_reduce_into``) or, when its
+results die before it runs again (``LoweringContext.is_intermediate``), into
+buffers the replica group shares, kept between runs (``host_all_reduce_shared``).
 """
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ from .control_flow import as_layout
 from .side_effects import _HOST_PARAMS, _bind, _host_block, _register, _to_eager, _to_kernel, \
     _tuple_text, _value
 
-__all__ = ["host_collective", "host_all_reduce_into"]
+__all__ = ["host_collective", "host_all_reduce_into", "host_all_reduce_shared"]
 
 _MODULE = __name__
 
@@ -148,6 +152,17 @@ def host_all_reduce_into(key: str, operands: tuple, outs: tuple) -> None:
     current_process().all_reduce_buffers(_HOST_PARAMS[key][1], operands, outs, key)
 
 
+def host_all_reduce_shared(key: str, slot: int, operands: tuple) -> tuple:
+    """Object-mode half of an AllReduce whose results die before it runs
+    again: result buffers kept between runs, which the group shares when
+    every member runs this equation (number ``slot`` of the program): one
+    result written per group instead of one per member
+    (``Rendezvous.all_reduce_buffers``)."""
+    from ..replicas import current_process
+    return tuple(current_process().all_reduce_buffers(_HOST_PARAMS[key][1], operands, None, key,
+                                                      slot))
+
+
 def _row_major(shapes) -> bool:
     return all(s.has_default_layout and s.element_type not in (PT.F16, PT.BF16)
                for s in shapes)
@@ -167,6 +182,16 @@ def _replicated(single_process):
         operands = _tuple_text([_value(ctx, a) for a in eq.inputs])
         if eq.primitive is co.all_reduce_p and _row_major(in_shapes) and \
                 _row_major(v.aval.shape for v in eq.outputs):
+            if all(ctx.is_intermediate(v) for v in eq.outputs):
+                # results dead before this AllReduce runs again: the group's one
+                # copy of them (borrowed, like the workspace: copied if they escape)
+                slot = int(ctx.fresh(""))  # the equation's number in this program
+                names = _host_block(ctx, f"{module}.host_all_reduce_shared({key!r}, {slot}, "
+                                         f"{operands})", list(out_shapes))
+                for out, name in zip(eq.outputs, names):
+                    ctx.bind_name(out, name)
+                    ctx.workspace_vars.add(out)
+                return
             outs = _tuple_text([ctx.alloc(v) for v in eq.outputs])
             _host_block(ctx, f"{module}.host_all_reduce_into({key!r}, {operands}, {outs})", [])
             return

@@ -99,6 +99,65 @@ def test_collectives_inside_a_loop():
     np.testing.assert_allclose(out, expected, rtol=1e-12)
 
 
+def test_allreduce_results_shared_by_a_group_stay_valid_while_live():
+    # AllReduce results that die before the equation runs again are written
+    # once per group into a buffer the members share: two AllReduces of the
+    # same shape live at once must not share one, nor iterations of a loop
+    x = np.random.default_rng(5).standard_normal((4, 3, 40000)).astype(np.float32)
+
+    def fn(v):
+        a = lax.psum(v, "i")
+        b = lax.psum(v * 2.0, "i")
+        c = lax.fori_loop(0, 3, lambda k, c: lax.psum(c, "i") * 0.25 + a, b)
+        return xnp.sum(a * b + c, axis=1)
+
+    a = x.sum(0)
+    b = 2 * a
+    c = b
+    for _ in range(3):
+        c = 4 * c * 0.25 + a
+    want = np.broadcast_to((a * b + c).sum(axis=1), (4, 3))
+    for _ in range(2):  # the second run reuses the first's buffers
+        np.testing.assert_allclose(pmap(fn, axis_name="i")(x), want, rtol=1e-4)
+
+
+def test_replicas_on_different_branches_meet_at_their_allreduces():
+    # replica 0 runs one branch, replica 1 the other: their AllReduces meet
+    # in order, and each keeps its first result while the second runs
+    x = np.random.default_rng(6).standard_normal((2, 30000)).astype(np.float32)
+
+    def first(a):
+        t = lax.psum(a, "i")
+        u = lax.psum(a + 1.0, "i")
+        return t * u
+
+    def second(a):
+        t = lax.psum(a * 3.0, "i")
+        u = lax.psum(a - 1.0, "i")
+        return t + u
+
+    fn = lambda v: lax.cond(lax.eq(lax.axis_index("i"), 0), first, second, v)  # noqa: E731
+    t = x[0] + 3 * x[1]
+    u = (x[0] + 1) + (x[1] - 1)
+    got = pmap(fn, axis_name="i")(x)
+    np.testing.assert_allclose(got, np.stack([t * u, t + u]), rtol=1e-4, atol=1e-4)
+
+    # replica 0 runs one AllReduce twice (in a loop) while replica 1 keeps
+    # the result of its first, different one across its second
+    def looped(a):
+        step = lambda k, c: c + lax.psum(a * lax.convert_element_type(k + 1, np.float32), "i")  # noqa: E731,E501
+        return lax.fori_loop(0, 2, step, a)
+
+    def two(a):
+        q = lax.psum(a, "i")
+        return q * 3.0 + lax.psum(a * 2.0, "i")
+
+    fn = lambda v: lax.cond(lax.eq(lax.axis_index("i"), 0), looped, two, v)  # noqa: E731
+    s1, s2 = x[0] + x[1], 2 * x[0] + 2 * x[1]
+    got = pmap(fn, axis_name="i")(x)
+    np.testing.assert_allclose(got, np.stack([x[0] + s1 + s2, s1 * 3 + s2]), rtol=1e-4, atol=1e-4)
+
+
 def test_mismatched_collective_counts_fail_fast():
     x = np.ones((2, 3), np.float32)
 
