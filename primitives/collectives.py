@@ -49,7 +49,7 @@ from tracer.tracing import trace_pytree
 from ._subgraph import scalar_avals, trace_computation
 from ._util import canonical_dims
 from .elementwise import BINARY_PRIMITIVES, UNARY_PRIMITIVES, add, convert_element_type, div
-from .shape_ops import expand_dims
+from .shape_ops import expand_dims, squeeze
 from .elementwise import max as lax_max, min as lax_min
 
 __all__ = [
@@ -630,12 +630,23 @@ def all_gather(operand: Any, all_gather_dimension: int | str, shard_count: int |
     return _results(outs, single)
 
 
-def all_to_all(operand: Any, split_dimension: int, concat_dimension: int, split_count: int,
-               replica_groups=None, channel_id: int | None = None) -> Any:
+def all_to_all(operand: Any, split_dimension: int | str, concat_dimension: int,
+               split_count: int, replica_groups=None, channel_id: int | None = None, *,
+               tiled: bool = False) -> Any:
     """XLA's AllToAll: each process splits its operand into ``split_count``
     blocks along ``split_dimension`` and sends block ``i`` to the ``i``-th
     member of its group, which concatenates what it receives along
-    ``concat_dimension`` in group order."""
+    ``concat_dimension`` in group order.
+
+    JAX's spelling: ``all_to_all(x, axis_name, split_axis, concat_axis,
+    tiled=False)`` with a pmap axis name of ``n`` replicas: dimension
+    ``split_axis`` (of size ``n``) is scattered, slice ``j`` going to replica
+    ``j``, and what a replica receives is stacked along a new dimension
+    ``concat_axis`` (of the result, which lacks ``split_axis``).  With
+    ``tiled``, XLA's AllToAll over the replicas: ``split_axis`` is split into
+    ``n`` blocks and the received blocks are concatenated along ``concat_axis``."""
+    if isinstance(split_dimension, str):
+        return _all_to_all_by_axis(operand, split_dimension, concat_dimension, split_count, tiled)
     operands, single = _operand_list(operand)
     outs = all_to_all_p.bind(
         *operands,
@@ -645,6 +656,39 @@ def all_to_all(operand: Any, split_dimension: int, concat_dimension: int, split_
         split_count=int(split_count), replica_groups=_replica_groups("all_to_all", replica_groups),
         channel_id=_channel(channel_id))
     return _results(outs, single)
+
+
+def _all_to_all_by_axis(x: Any, axis_name: str, split_axis: int, concat_axis: int,
+                        tiled: bool) -> Any:
+    n = _axis_size("all_to_all", axis_name)
+
+    def exchange(leaf: Any) -> Any:
+        ndim = abstractify(leaf).ndim
+        split = canonical_dims("all_to_all", "split_axis", (split_axis,), ndim)[0]
+        size = abstractify(leaf).dimensions[split]
+        if tiled:
+            if size % n:
+                raise ShapeError("all_to_all", f"split_axis {split_axis} of shape "
+                                               f"{abstractify(leaf).shape} has size {size}, not a "
+                                               f"multiple of the {n} replicas of {axis_name!r}")
+            concat = canonical_dims("all_to_all", "concat_axis", (concat_axis,), ndim)[0]
+            return all_to_all(leaf, split, concat, n)
+        if size != n:
+            raise ShapeError("all_to_all", f"split_axis {split_axis} of shape "
+                                           f"{abstractify(leaf).shape} has size {size}, not the "
+                                           f"{n} replicas of {axis_name!r} (or pass tiled=True)")
+        # the new dimension goes in as a size-1 one, XLA's AllToAll fills it,
+        # and the split dimension (now of size 1) goes
+        concat = canonical_dims("all_to_all", "concat_axis", (concat_axis,), ndim)[0]
+        if split == concat:
+            return all_to_all(leaf, split, split, n)
+        if split < concat:
+            out = all_to_all(expand_dims(leaf, (concat + 1,)), split, concat + 1, n)
+        else:
+            out = all_to_all(expand_dims(leaf, (concat,)), split + 1, concat, n)
+            split += 1
+        return squeeze(out, (split,))
+    return pytree.tree_map(exchange, x)
 
 
 def reduce_scatter(operand: Any, computation: Callable[..., Any], scatter_dimension: int,

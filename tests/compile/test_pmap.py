@@ -12,6 +12,7 @@ import primitives as lax
 import primitives.numpy as xnp
 from autodiff import grad
 from compile import CollectiveError, pmap
+from tracer.core import ShapeError
 
 rng = np.random.default_rng(11)
 
@@ -84,6 +85,39 @@ def test_axis_name_spellings():
         np.testing.assert_array_equal(stacked[r], x)
         np.testing.assert_array_equal(tiled[r], x.ravel())
         np.testing.assert_array_equal(inner[r], x.T)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("shape, split, concat", [((3, 5), 0, 0), ((3, 5), 0, 2), ((3, 5), 1, 0),
+                                                  ((5, 3), 2, 1), ((3, 5), -3, -1)])
+def test_all_to_all_by_axis_name(n, shape, split, concat):
+    # JAX's all_to_all: slice j of split_axis goes to replica j, which stacks
+    # what it receives along concat_axis (of the result, which lacks split_axis)
+    full = list(shape)
+    full.insert(split % 3, n)
+    x = rng.standard_normal([n] + full)
+    got = pmap(lambda v: lax.all_to_all(v, "i", split, concat), axis_name="i")(x)
+    for j in range(n):
+        want = np.stack([x[d].take(j, axis=split) for d in range(n)], axis=concat)
+        np.testing.assert_array_equal(got[j], want)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("split, concat", [(0, 1), (1, 0), (1, 1)])
+def test_all_to_all_by_axis_name_tiled(n, split, concat):
+    x = rng.standard_normal((n, 2 * n, 4 * n))
+    got = pmap(lambda v: lax.all_to_all(v, "i", split, concat, tiled=True), axis_name="i")(x)
+    for j in range(n):
+        want = np.concatenate([np.split(x[d], n, axis=split)[j] for d in range(n)], axis=concat)
+        np.testing.assert_array_equal(got[j], want)
+
+
+def test_all_to_all_by_axis_name_checks_the_split_size():
+    x = np.ones((4, 3, 6))
+    with pytest.raises(ShapeError, match=r"all_to_all: split_axis 0 .* has size 3, not the 4 "):
+        pmap(lambda v: lax.all_to_all(v, "i", 0, 0), axis_name="i")(x)
+    with pytest.raises(ShapeError, match=r"all_to_all: split_axis 1 .* size 6, not a multiple"):
+        pmap(lambda v: lax.all_to_all(v, "i", 1, 0, tiled=True), axis_name="i")(x)
 
 
 def test_collectives_inside_a_loop():
