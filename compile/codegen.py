@@ -131,6 +131,9 @@ class LoweringContext:
         # (``control_flow.rotating_carries``): body result -> the slot's name.
         self.carry_slots: dict[Var, str] = {}
         self.runtime_sizes: dict[Var, list[str]] = {}  # see kernels/dynamic.py
+        # module-level jitted functions the graph's function calls (source
+        # texts, each with its decorator): see kernels/side_effects._host_block
+        self.helper_functions: list[str] = []
 
     # -- names and lines ----------------------------------------------------------
     def fresh(self, prefix: str) -> str:
@@ -442,7 +445,9 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *
         results.append(sizes)
     body = "\n".join(ctx.lines) or "    pass"
     ret = ", ".join(results) + ("," if len(results) == 1 else "")
-    return GeneratedCode(f"def {func_name}({', '.join(params)}):\n{body}\n    return ({ret})\n",
+    helpers = "".join(f"\n\n{text}\n" for text in ctx.helper_functions)
+    return GeneratedCode(f"def {func_name}({', '.join(params)}):\n{body}\n    return ({ret})\n"
+                         f"{helpers}",
                          ctx.constants, ctx.fused, ctx.parallel, ctx.workspace_bytes,
                          bool(dynamic_inputs), dynamic_results)
 

@@ -18,13 +18,14 @@ the wait after ``timeout`` seconds.
 """
 from __future__ import annotations
 
+import collections
 import threading
 import time
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from primitives import collectives as co
+from primitives import collectives as co, side_effects as se
 from primitives.reductions import single_binary_op
 from tracer import pytree
 from tracer.core import Primitive, abstractify
@@ -53,6 +54,9 @@ class Rendezvous:
         self._taken: dict[tuple[int, int], int] = {}
         self._results: dict[int, list] = {}
         self._finished: dict[int, int] = {}  # process -> how many collectives it ran
+        # point-to-point messages (send/recv with source_target_pairs):
+        # (channel, source, target) -> values in the order they were sent
+        self._mailboxes: dict[tuple[int, int, int], collections.deque] = {}
         self.error: BaseException | None = None
 
     def _fail(self, error: BaseException) -> None:
@@ -84,9 +88,7 @@ class Rendezvous:
         return "; ".join(parts)
 
     def _name(self, index: int) -> str:
-        replica, partition = self.grid.ids(index)
-        return f"replica {replica}" if self.grid.num_partitions == 1 else \
-            f"process (replica {replica}, partition {partition})"
+        return self.grid.name(index)
 
     def _meet(self, index: int, k: int, phase: int, name: str, signature: Any,
               payload: Any) -> dict[int, tuple[str, Any, Any]]:
@@ -176,6 +178,45 @@ class Rendezvous:
         return shared[index] if outs is None else outs
 
 
+    def send(self, index: int, channel_id: int, target: int, value: Any) -> None:
+        """Process ``index`` sends ``value`` (an eager value it no longer
+        writes) to ``target`` on channel ``channel_id``."""
+        with self._cond:
+            self._mailboxes.setdefault((channel_id, index, target), collections.deque()) \
+                .append(value)
+            self._cond.notify_all()
+
+    def recv(self, index: int, channel_id: int, source: int) -> Any:
+        """The next value ``source`` sent process ``index`` on the channel,
+        waiting for it; an error if ``source`` finished without sending it,
+        the run failed, or the timeout passed."""
+        deadline = time.monotonic() + self.timeout
+        what = (f"recv on channel {channel_id} ({self._name(index)} from "
+                f"{self._name(source)})")
+        with self._cond:
+            box = self._mailboxes.setdefault((channel_id, source, index), collections.deque())
+            while not box and self.error is None:
+                remaining = deadline - time.monotonic()
+                problem = (f"{self._name(source)} finished without sending it"
+                           if source in self._finished else
+                           f"timed out after {self.timeout:g} s" if remaining <= 0 else None)
+                if problem:
+                    error = CollectiveError(f"{what}: {problem}")
+                    self._fail(error)
+                    raise error
+                self._cond.wait(remaining)
+            if not box:
+                raise CollectiveError(f"{what}: the run failed: {self.error}") from self.error
+            return box.popleft()
+
+    def check_delivered(self) -> None:
+        """After the run: every message sent was received."""
+        left = [f"{len(q)} on channel {c} from {self._name(s)} to {self._name(t)}"
+                for (c, s, t), q in sorted(self._mailboxes.items()) if q]
+        if left:
+            raise CollectiveError(f"send: messages never received: {'; '.join(left)}")
+
+
 def _group_of(grid: co.ProcessGrid, params: dict, index: int) -> list[int]:
     """The replica group of an AllReduce that process ``index`` belongs to."""
     groups = co._groups_for("all_reduce", grid, params["replica_groups"], params["channel_id"],
@@ -236,12 +277,14 @@ class _Process(threading.local):
         self.index = 0
         self.count = 0
 
-    def _next(self, op: str) -> tuple[Any, int]:
-        """The run's rendezvous and the number of this process's next collective."""
+    def _next(self, op: str, count: bool = True) -> tuple[Any, int]:
+        """The run's rendezvous and the number of this process's next
+        collective (``count``: this op is one; messages are not)."""
         if self.rendezvous is None:
             raise RuntimeError(f"{op}: a program compiled for several processes runs only "
                                f"under pmap")
-        k, self.count = self.count, self.count + 1
+        k = self.count
+        self.count += count
         return self.rendezvous, k
 
     def collective(self, prim: Primitive, params: dict, operands: list, signature: str) -> list:
@@ -254,6 +297,21 @@ class _Process(threading.local):
         rendezvous, k = self._next("all_reduce")
         return rendezvous.all_reduce_buffers(self.index, k, params, buffers, outs, signature,
                                              slot)
+
+
+    def send_to(self, channel_id: int, pairs: tuple, value: Any) -> None:
+        rendezvous, _ = self._next("send", count=False)
+        for source, target in pairs:
+            if source == self.index:
+                rendezvous.send(self.index, channel_id, target, value)
+
+    def recv_from(self, channel_id: int, pairs: tuple, shape: Any) -> Any:
+        rendezvous, _ = self._next("recv", count=False)
+        source = {t: s for s, t in pairs}.get(self.index)
+        if source is None:
+            return se.zeros_value(shape)
+        value = rendezvous.recv(self.index, channel_id, source)
+        return se.check_received("recv", value, shape, rendezvous.grid.name(source))
 
 
 _process = _Process()
@@ -359,6 +417,7 @@ class PmappedFunction:
         if raised:
             # the process that failed first, not those its failure woke up
             raise rendezvous.error if rendezvous.error in raised else raised[0]
+        rendezvous.check_delivered()
         return results
 
     def _run_mpi(self, compiled: Compiled, n: int, per_replica: list, shared: dict) -> list:

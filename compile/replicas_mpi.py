@@ -18,6 +18,7 @@ early or failed, and a rank that never arrives are errors, not hangs.  Then:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import time
 from typing import Any, Sequence
 
@@ -57,6 +58,28 @@ def _decode(rec: np.ndarray) -> tuple[int, int, bytes, str]:
     return k, int(rec[8]), rec[9:41].tobytes(), text
 
 
+_RUNS = itertools.count()
+
+
+def _mpi() -> Any:
+    from mpi4py import MPI
+    return MPI
+
+
+def _disagreement(records: list, k: int, text: str, rank: int) -> str:
+    """What the ranks' records of collective number ``k`` say went wrong."""
+    failed = [(i, r[3]) for i, r in enumerate(records) if r[1] == _FAILED]
+    if failed:
+        return f"{text} on rank {rank}: the run failed: rank {failed[0][0]}: {failed[0][1]}"
+    states = "; ".join(f"replica {i} " + (f"finished after {r[0]} collective(s)"
+                                           if r[1] == _FINISHED else f"at {r[3]}")
+                       for i, r in enumerate(records))
+    if any(r[1] == _FINISHED for r in records):
+        return f"{text} (collective #{k + 1}): not every process reaches it ({states})"
+    return (f"collective #{k + 1}: the processes reached different collectives or parameters "
+            f"({states})")
+
+
 class MPIRendezvous:
     """The rendezvous of ``compile.replicas`` over MPI ranks."""
 
@@ -67,6 +90,10 @@ class MPIRendezvous:
         # kept between runs: result buffers (MPI is fastest on buffers it has
         # seen before) and each AllReduce's plan
         self.shared = shared
+        self._sends: list = []  # point-to-point messages in flight
+        self.run = next(_RUNS)  # the same on every rank: every rank runs the same calls
+        self._done: set[int] = set()  # ranks that said they finished this run
+        self._done_tag = comm.Get_attr(_mpi().TAG_UB)
 
     def _agree(self, k: int, kind: int, text: str, signature: Any) -> None:
         """All ranks state what they do next; raise unless they all do the same."""
@@ -83,21 +110,14 @@ class MPIRendezvous:
             time.sleep(1e-5)
         records = [_decode(r) for r in got]
         if all(r[1:3] == records[0][1:3] and r[0] == records[0][0] for r in records):
-            if kind == _FAILED:
-                raise CollectiveError(f"every rank failed: {text}")
-            return
-        failed = [(i, r[3]) for i, r in enumerate(records) if r[1] == _FAILED]
-        if failed:
-            raise CollectiveError(f"{text} on rank {self.comm.rank}: the run failed: rank "
-                                  f"{failed[0][0]}: {failed[0][1]}")
-        states = "; ".join(f"replica {i} " + (f"finished after {r[0]} collective(s)"
-                                               if r[1] == _FINISHED else f"at {r[3]}")
-                           for i, r in enumerate(records))
-        if any(r[1] == _FINISHED for r in records):
-            raise CollectiveError(f"{text} (collective #{k + 1}): not every process reaches it "
-                                  f"({states})")
-        raise CollectiveError(f"collective #{k + 1}: the processes reached different "
-                              f"collectives or parameters ({states})")
+            if kind != _FAILED:
+                return
+            problem = f"every rank failed: {text}"
+        else:
+            problem = _disagreement(records, k, text, self.comm.rank)
+        error = CollectiveError(problem)
+        error.ranks_know = True  # every rank read the same records: abort need not tell
+        raise error
 
     def exchange(self, index: int, k: int, prim: Any, params: dict, operands: list,
                  signature: Any) -> list:
@@ -160,14 +180,72 @@ class MPIRendezvous:
             comm = self.shared[key] = self.comm.Split(color, groups[color].index(index))
         return comm
 
+    # Point-to-point messages: send/recv with source_target_pairs, tagged by
+    # channel.  A rank that finishes tells every other one (tag _done_tag,
+    # the run's number as payload), so a recv waiting for a message its
+    # source will never send ends with an error at once.
+
+    def send(self, index: int, channel_id: int, target: int, value: Any) -> None:
+        """A message to rank ``target`` (non-blocking: delivered at the latest
+        when this rank finishes)."""
+        from .replicas import CollectiveError
+        if channel_id >= self._done_tag:
+            raise CollectiveError(f"send on channel {channel_id}: MPI tags go up to "
+                                  f"{self._done_tag - 1}")
+        self._sends.append((self.comm.isend(value, dest=target, tag=channel_id),
+                            channel_id, target))
+
+    def recv(self, index: int, channel_id: int, source: int) -> Any:
+        """The next message rank ``source`` sent this rank on the channel,
+        polled against the timeout and ``source`` finishing."""
+        from .replicas import CollectiveError
+        what = f"recv on channel {channel_id} (replica {index} from replica {source})"
+        deadline = time.monotonic() + self.timeout
+        while not self.comm.iprobe(source=source, tag=channel_id):
+            if self._finished(source) and not self.comm.iprobe(source=source, tag=channel_id):
+                raise CollectiveError(f"{what}: replica {source} finished without sending it")
+            if time.monotonic() > deadline:
+                raise CollectiveError(f"{what}: timed out after {self.timeout:g} s")
+            time.sleep(1e-5)
+        return self.comm.recv(source=source, tag=channel_id)
+
+    def _finished(self, source: int) -> bool:
+        """Whether rank ``source`` said it finished this run (earlier runs' word discarded)."""
+        while source not in self._done and self.comm.iprobe(source=source, tag=self._done_tag):
+            if self.comm.recv(source=source, tag=self._done_tag) == self.run:
+                self._done.add(source)
+        return source in self._done
+
     def finish(self, index: int, count: int) -> None:
+        """This rank is done: it tells the others, its messages are delivered,
+        then the ranks agree; last, the others' word that they finished is taken."""
+        from .replicas import CollectiveError
+        for rank in range(self.comm.size):
+            if rank != index:
+                self._sends.append((self.comm.isend(self.run, dest=rank, tag=self._done_tag),
+                                    "(finished)", rank))
+        deadline = time.monotonic() + self.timeout
+        for request, channel_id, target in self._sends:
+            while not request.Test():
+                if time.monotonic() > deadline:
+                    raise CollectiveError(f"send on channel {channel_id} (replica {index} to "
+                                          f"replica {target}): never received within "
+                                          f"{self.timeout:g} s")
+                time.sleep(1e-5)
+        self._sends.clear()
         self._agree(count, _FINISHED, "finished", ("finished",))
+        for rank in range(self.comm.size):
+            while rank != index and not self._finished(rank):  # sent before the agreement
+                if time.monotonic() > deadline:
+                    raise CollectiveError(f"finished: replica {rank} agreed but its word "
+                                          f"never came within {self.timeout:g} s")
+                time.sleep(1e-5)
 
     def abort(self, error: BaseException) -> None:
         """This rank failed: tell the others (they are waiting to agree)."""
         from .replicas import CollectiveError
-        if isinstance(error, CollectiveError):
-            return  # the ranks already know
+        if getattr(error, "ranks_know", False):
+            return
         try:
             self._agree(-1, _FAILED, f"{type(error).__name__}: {error}", ("failed",))
         except CollectiveError:

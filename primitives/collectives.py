@@ -49,6 +49,7 @@ from tracer.tracing import trace_pytree
 from ._subgraph import scalar_avals, trace_computation
 from ._util import canonical_dims
 from .elementwise import BINARY_PRIMITIVES, UNARY_PRIMITIVES, add, convert_element_type, div
+from . import side_effects as se
 from .shape_ops import expand_dims, squeeze
 from .elementwise import max as lax_max, min as lax_min
 
@@ -81,6 +82,13 @@ class ProcessGrid:
     def ids(self, index: int) -> tuple[int, int]:
         """``(replica_id, partition_id)`` of the process with flat index ``index``."""
         return divmod(index, self.num_partitions)
+
+    def name(self, index: int) -> str:
+        """How errors name process ``index``: ``replica 3``, or with partitions
+        ``process (replica 1, partition 0)``."""
+        replica, partition = self.ids(index)
+        return f"replica {replica}" if self.num_partitions == 1 else \
+            f"process (replica {replica}, partition {partition})"
 
 
 class GroupMode(enum.Enum):
@@ -863,10 +871,14 @@ def _run_lockstep(graph: Graph, grid: ProcessGrid, flat_args: list[list[Any]]) -
     def read(env, atom):
         return atom.value if isinstance(atom, Literal) else env[atom]
 
+    mailboxes: dict[tuple[int, int, int], se.HostQueue] = {}
     for eq in graph.equations:
         ins = [[read(env, a) for a in eq.inputs] for env in envs]
         semantics = COLLECTIVE_SEMANTICS.get(eq.primitive)
-        if semantics is not None:
+        if eq.primitive in (se.send_p, se.recv_p) and \
+                eq.params["source_target_pairs"] is not None:
+            outs = _point_to_point(eq, grid, ins, mailboxes)
+        elif semantics is not None:
             raw = [tuple(to_numpy(v, a.aval) for v, a in zip(vals, eq.inputs)) for vals in ins]
             outs = [tuple(_concrete(o, v.aval) for o, v in zip(out, eq.outputs))
                     for out in semantics(grid, raw, **eq.params)]
@@ -878,4 +890,43 @@ def _run_lockstep(graph: Graph, grid: ProcessGrid, flat_args: list[list[Any]]) -
                 outs.append(tuple(out) if eq.primitive.multiple_results else (out,))
         for env, out in zip(envs, outs):
             env.update(zip(eq.outputs, out))
+    unreceived = [f"{len(q)} on channel {c} from {grid.name(s)} to {grid.name(t)}"
+                  for (c, s, t), q in sorted(mailboxes.items()) if len(q)]
+    if unreceived:
+        raise se.HostTransferError(f"send: messages never received: {'; '.join(unreceived)}")
     return [[read(env, a) for a in graph.out_atoms] for env in envs]
+
+
+def _point_to_point(eq: Any, grid: ProcessGrid, ins: list[list[Any]],
+                    mailboxes: dict[tuple[int, int, int], se.HostQueue]) -> list[tuple]:
+    """Send/Recv with ``source_target_pairs`` on every process at once: a send
+    queues each source's operand for its target, per channel; a recv takes
+    the next value queued for it (processes that are no target get zeros)."""
+    p = eq.params
+    pairs, channel = p["source_target_pairs"], p["channel_id"]
+    beyond = sorted({i for pair in pairs for i in pair if i >= grid.size})
+    if beyond:
+        raise ValueError(f"{eq.primitive.name} on channel {channel}: source_target_pairs "
+                         f"{pairs} name process(es) {beyond} beyond the {grid.size} of the "
+                         f"program")
+
+    def box(source: int, target: int) -> se.HostQueue:
+        key = (channel, source, target)
+        if key not in mailboxes:
+            mailboxes[key] = se.HostQueue(f"channel {channel} from {grid.name(source)} to "
+                                          f"{grid.name(target)}")
+        return mailboxes[key]
+
+    if eq.primitive is se.send_p:
+        for source, target in pairs:
+            box(source, target).put(ins[source][0])
+        return [(se.Token(),)] * grid.size
+    source_of = {t: s for s, t in pairs}
+    outs = []
+    for index in range(grid.size):
+        if index not in source_of:
+            outs.append((se.zeros_value(p["shape"]), se.Token()))
+            continue
+        queue = box(source_of[index], index)
+        outs.append((se._take("recv", queue, p["shape"]), se.Token()))
+    return outs

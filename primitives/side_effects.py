@@ -33,7 +33,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from tracer import pytree
-from tracer.core import AbstractValue, Primitive, ShapeError, abstractify
+from tracer.core import AbstractValue, Primitive, ShapeError, abstractify, bf16_array
 from tracer.graph import Graph
 from tracer.shapes import PrimitiveType as PT, Shape, parse_shape
 
@@ -268,31 +268,72 @@ def _check_channel(op: str, channel_id: Any) -> int:
     return int(channel_id)
 
 
+def check_pairs(op: str, pairs: Any) -> tuple[tuple[int, int], ...] | None:
+    """``source_target_pairs`` as a tuple of (source, target) process pairs:
+    each process the source of one pair at most and the target of one at most."""
+    if pairs is None:
+        return None
+    try:
+        out = _tuple((int(s), int(t)) for s, t in pairs)
+    except (TypeError, ValueError):
+        raise ShapeError(op, f"source_target_pairs must be (source, target) pairs, got "
+                             f"{pairs!r}") from None
+    if any(i < 0 for pair in out for i in pair):
+        raise ShapeError(op, f"source_target_pairs {out} hold a negative process id")
+    for k, what in ((0, "source"), (1, "target")):
+        ids = [pair[k] for pair in out]
+        if len(set(ids)) != len(ids):
+            raise ShapeError(op, f"source_target_pairs {out}: a process is the {what} of "
+                                 f"several pairs")
+    return out
+
+
 @send_p.def_abstract_eval
 def _send_rule(operand: AbstractValue, token: AbstractValue, *, channel_id: int,
-               is_host_transfer: bool) -> AbstractValue:
+               is_host_transfer: bool, source_target_pairs=None) -> AbstractValue:
     _require_data("send", operand)
     _require_token("send", token)
     _check_channel("send", channel_id)
     return TOKEN
 
 
+def _one_process_peer(op: str, pairs: tuple, channel_id: int) -> bool:
+    """For a program of one process (0): whether it sends to (receives from)
+    itself; pairs naming other processes are an error."""
+    beyond = sorted({i for pair in pairs for i in pair if i != 0})
+    if beyond:
+        raise ValueError(f"{op} on channel {channel_id}: source_target_pairs {pairs} name "
+                         f"process(es) {beyond} beyond the 1 process of this program (run "
+                         f"several with compile.pmap or run_replicated)")
+    return (0, 0) in pairs
+
+
 @send_p.def_impl
-def _send_impl(operand, token, *, channel_id, is_host_transfer):
-    channels[channel_id].put(operand)
+def _send_impl(operand, token, *, channel_id, is_host_transfer, source_target_pairs=None):
+    if source_target_pairs is None or _one_process_peer("send", source_target_pairs, channel_id):
+        channels[channel_id].put(operand)
     return Token()
 
 
-def send(operand: Any, token: Any, channel_id: int, *, is_host_transfer: bool = False) -> Any:
+def send(operand: Any, token: Any, channel_id: int, *, is_host_transfer: bool = False,
+         source_target_pairs: Sequence[Sequence[int]] | None = None) -> Any:
     """XLA's Send: put ``operand`` on channel ``channel_id`` (``channels``);
-    returns a new token."""
+    returns a new token.
+
+    ``source_target_pairs`` (XLA's ``_xla_send_recv_source_target_pairs``):
+    in a program of several processes (``compile.pmap``), process ``s`` of
+    each ``(s, t)`` pair sends its operand to process ``t``, whose ``recv``
+    on the same channel (with the same pairs) receives it: a point-to-point
+    message (MPI ``send`` on the MPI backend).  Processes that are no source
+    send nothing."""
     return send_p.bind(operand, token, channel_id=_check_channel("send", channel_id),
-                       is_host_transfer=bool(is_host_transfer))
+                       is_host_transfer=bool(is_host_transfer),
+                       source_target_pairs=check_pairs("send", source_target_pairs))
 
 
 @recv_p.def_abstract_eval
 def _recv_rule(token: AbstractValue, *, shape: Shape, channel_id: int,
-               is_host_transfer: bool) -> list[AbstractValue]:
+               is_host_transfer: bool, source_target_pairs=None) -> list[AbstractValue]:
     _require_token("recv", token)
     _check_transfer_shape("recv", shape)
     _check_channel("recv", channel_id)
@@ -300,17 +341,43 @@ def _recv_rule(token: AbstractValue, *, shape: Shape, channel_id: int,
 
 
 @recv_p.def_impl
-def _recv_impl(token, *, shape, channel_id, is_host_transfer):
-    return _take("recv", channels[channel_id], shape), Token()
+def _recv_impl(token, *, shape, channel_id, is_host_transfer, source_target_pairs=None):
+    if source_target_pairs is None or _one_process_peer("recv", source_target_pairs, channel_id):
+        return _take("recv", channels[channel_id], shape), Token()
+    return zeros_value(shape), Token()
 
 
-def recv(token: Any, shape: Any, channel_id: int, *, is_host_transfer: bool = False
-         ) -> tuple[Any, Any]:
+def recv(token: Any, shape: Any, channel_id: int, *, is_host_transfer: bool = False,
+         source_target_pairs: Sequence[Sequence[int]] | None = None) -> tuple[Any, Any]:
     """XLA's Recv: the next value sent on channel ``channel_id`` (it must have
-    ``shape``), and a new token."""
+    ``shape``), and a new token.  With ``source_target_pairs`` (see
+    :func:`send`), process ``t`` of a pair ``(s, t)`` receives the next value
+    process ``s`` sent it on the channel; processes that are no target get
+    zeros."""
     return recv_p.bind(token, shape=_as_shape("recv", "shape", shape),
                        channel_id=_check_channel("recv", channel_id),
-                       is_host_transfer=bool(is_host_transfer))
+                       is_host_transfer=bool(is_host_transfer),
+                       source_target_pairs=check_pairs("recv", source_target_pairs))
+
+
+def zeros_value(shape: Shape) -> Any:
+    """The all-zero value of an array or tuple ``shape`` (tokens for token leaves)."""
+    if shape.is_token:
+        return Token()
+    if shape.is_tuple:
+        return TupleValue(zeros_value(s) for s in shape.tuple_shapes)
+    if shape.element_type is PT.BF16:
+        return bf16_array(np.zeros(shape.dimensions, np.uint16))
+    return np.zeros(shape.dimensions, shape.element_type.numpy_dtype)
+
+
+def check_received(op: str, value: Any, shape: Shape, source: str) -> Any:
+    """``value`` (received from ``source``) if it has ``shape``'s type."""
+    got = _host_shape(value, shape)
+    if not _same_type(got, shape):
+        raise HostTransferError(f"{op}: {source} sent a {_type_text(got)} value, the program "
+                                f"reads {_type_text(shape)}")
+    return value
 
 
 # --------------------------------------------------------------------------

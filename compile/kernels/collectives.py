@@ -32,16 +32,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from primitives import collectives as co
+from primitives import collectives as co, side_effects as se
 from tracer.graph import Equation, Var
 from tracer.shapes import PrimitiveType as PT
 
 from ..codegen import LoweringContext, literal_text, lowerings
-from .control_flow import as_layout
+from .control_flow import as_layout, token_buffer
 from .side_effects import _HOST_PARAMS, _bind, _host_block, _register, _to_eager, _to_kernel, \
     _tuple_text, _value
 
-__all__ = ["host_collective", "host_all_reduce_into", "host_all_reduce_shared"]
+__all__ = ["host_collective", "host_all_reduce_into", "host_all_reduce_shared", "host_send_to",
+           "host_recv_from", "host_zeros"]
 
 _MODULE = __name__
 
@@ -163,6 +164,75 @@ def host_all_reduce_shared(key: str, slot: int, operands: tuple) -> tuple:
                                                       slot))
 
 
+def host_send_to(key: str, value: Any) -> None:
+    """Object-mode half of a send with ``source_target_pairs`` in a program
+    of several processes: a point-to-point message to this process's target."""
+    from ..replicas import current_process
+    shape, channel_id, pairs = _HOST_PARAMS[key]
+    current_process().send_to(channel_id, pairs, _to_eager(value, shape))
+
+
+def host_recv_from(key: str) -> tuple:
+    """Object-mode half of a recv with ``source_target_pairs``: the next
+    message from this process's source (zeros for a process that is no target)."""
+    from ..replicas import current_process
+    shape, channel_id, pairs = _HOST_PARAMS[key]
+    return tuple(_to_kernel(current_process().recv_from(channel_id, pairs, shape), shape))
+
+
+def host_zeros(key: str) -> tuple:
+    """Object-mode half of a recv that receives nothing: zeros of its shape."""
+    shape = _HOST_PARAMS[key]
+    return tuple(_to_kernel(se.zeros_value(shape), shape))
+
+
+def _paired(host_channel_lowering, lower_paired):
+    """Send/Recv: through the host channels without ``source_target_pairs``
+    (and in a program of one process that sends to itself), else point to point."""
+    def lower(ctx: LoweringContext, eq: Equation) -> None:
+        pairs, channel_id = eq.params["source_target_pairs"], eq.params["channel_id"]
+        if pairs is None:
+            return host_channel_lowering(ctx, eq)
+        size = 1 if ctx.process_grid is None else ctx.process_grid.size
+        if ctx.process_grid is None:
+            se._one_process_peer(eq.primitive.name, pairs, channel_id)  # ids beyond 0: errors
+        beyond = sorted({i for pair in pairs for i in pair if i >= size})
+        if beyond:
+            raise ValueError(f"{eq.primitive.name} on channel {channel_id}: "
+                             f"source_target_pairs {pairs} name process(es) {beyond} beyond "
+                             f"the {size} of the program")
+        if ctx.process_grid is None and (0, 0) in pairs:
+            return host_channel_lowering(ctx, eq)
+        lower_paired(ctx, eq)
+    return lower
+
+
+def _lower_send_to(ctx: LoweringContext, eq: Equation) -> None:
+    operand = eq.inputs[0]
+    if ctx.process_grid is not None:
+        p = eq.params
+        key = _register("send_to", (operand.aval.shape, p["channel_id"], p["source_target_pairs"]))
+        _host_block(ctx, f"{_module_text()}.host_send_to", [key], [_value(ctx, operand)], [])
+    ctx.bind_name(eq.outputs[0], token_buffer(ctx))
+
+
+def _lower_recv_from(ctx: LoweringContext, eq: Equation) -> None:
+    p = eq.params
+    shape = p["shape"]
+    if ctx.process_grid is not None:
+        function = f"{_module_text()}.host_recv_from"
+        key = _register("recv_from", (shape, p["channel_id"], p["source_target_pairs"]))
+    else:
+        function, key = f"{_module_text()}.host_zeros", _register("zeros", shape)
+    (value,) = _host_block(ctx, function, [key], [], [shape])
+    _bind(ctx, eq.outputs[0], value, shape)
+    ctx.bind_name(eq.outputs[1], token_buffer(ctx))
+
+
+def _module_text() -> str:
+    return f"__import__({_MODULE!r}, fromlist=['_'])"
+
+
 def _row_major(shapes) -> bool:
     return all(s.has_default_layout and s.element_type not in (PT.F16, PT.BF16)
                for s in shapes)
@@ -178,7 +248,7 @@ def _replicated(single_process):
         out_shapes = tuple(v.aval.strip_layout().shape for v in eq.outputs)
         key = _register("collective", (eq.primitive, dict(eq.params), in_shapes, out_shapes),
                         identity=(eq.primitive, _params_key(eq.params), in_shapes, out_shapes))
-        module = f"__import__({_MODULE!r}, fromlist=['_'])"
+        module = _module_text()
         operands = _tuple_text([_value(ctx, a) for a in eq.inputs])
         if eq.primitive is co.all_reduce_p and _row_major(in_shapes) and \
                 _row_major(v.aval.shape for v in eq.outputs):
@@ -186,16 +256,16 @@ def _replicated(single_process):
                 # results dead before this AllReduce runs again: the group's one
                 # copy of them (borrowed, like the workspace: copied if they escape)
                 slot = int(ctx.fresh(""))  # the equation's number in this program
-                names = _host_block(ctx, f"{module}.host_all_reduce_shared({key!r}, {slot}, "
-                                         f"{operands})", list(out_shapes))
+                names = _host_block(ctx, f"{module}.host_all_reduce_shared", [key, slot],
+                                    [operands], list(out_shapes))
                 for out, name in zip(eq.outputs, names):
                     ctx.bind_name(out, name)
                     ctx.workspace_vars.add(out)
                 return
             outs = _tuple_text([ctx.alloc(v) for v in eq.outputs])
-            _host_block(ctx, f"{module}.host_all_reduce_into({key!r}, {operands}, {outs})", [])
+            _host_block(ctx, f"{module}.host_all_reduce_into", [key], [operands, outs], [])
             return
-        values = _host_block(ctx, f"{module}.host_collective({key!r}, {operands})",
+        values = _host_block(ctx, f"{module}.host_collective", [key], [operands],
                              list(out_shapes))
         for out, value, shape in zip(eq.outputs, values, out_shapes):
             _bind(ctx, out, value, shape)
@@ -215,3 +285,5 @@ for _prim, _single in ((co.all_reduce_p, _lower_all_reduce), (co.all_gather_p, _
                        (co.collective_broadcast_p, _lower_collective_broadcast),
                        (co.replica_id_p, _lower_zero_id), (co.partition_id_p, _lower_zero_id)):
     lowerings[_prim] = _replicated(_single)
+lowerings[se.send_p] = _paired(lowerings[se.send_p], _lower_send_to)
+lowerings[se.recv_p] = _paired(lowerings[se.recv_p], _lower_recv_from)

@@ -14,9 +14,9 @@ Host callbacks.  Infeed, Outfeed, Send, Recv and CustomCall *mean* a call to
 the host: they read or fill the host-side queues of
 ``primitives.side_effects`` (``infeed_queue``, ``outfeed_queue``,
 ``channels``) or run a Python function registered with
-``register_custom_call_target``.  They are lowered to ``with objmode(...):``
-blocks (Numba's object mode, holding the GIL) calling the ``host_*``
-functions of this module, which convert between kernel buffers and the eager
+``register_custom_call_target``.  They are lowered to calls of small jitted
+helpers holding a ``with objmode(...):`` block (Numba's object mode, holding
+the GIL) that calls the ``host_*`` functions of this module, which convert between kernel buffers and the eager
 values the queues and targets hold, with the same checks as the reference
 semantics.  Every other op here stays in nopython code.  The generated module
 must import ``objmode``: its header needs ``from numba import njit, objmode``.
@@ -215,17 +215,33 @@ def host_custom_call(key: str, operands: tuple) -> tuple:
     return tuple(b for v, s in zip(outs, params["result_shapes"]) for b in _to_kernel(v, s))
 
 
-def _host_block(ctx: LoweringContext, call: str, results: Sequence[Shape]) -> list[str]:
-    """``with objmode(...)`` around ``call``; returns the value (buffer, token
-    or tuple) of each result shape."""
+def _host_block(ctx: LoweringContext, function: str, constants: Sequence[Any],
+                values: Sequence[str], results: Sequence[Shape]) -> list[str]:
+    """A call of the host function ``function`` (source text) on the
+    ``constants`` (their reprs) and the kernel ``values`` (source texts),
+    in object mode; returns the value (buffer, token or tuple) of each
+    result shape.
+
+    The ``with objmode(...)`` block goes in a small jitted function of its
+    own, which the graph's function calls: Numba mis-compiles object-mode
+    blocks with arguments that follow a loop holding one with results
+    ("Instruction does not dominate all uses")."""
     leaves = [leaf for s in results for leaf in _leaves(s)]
+    params = [f"p{i}" for i in range(len(values))]
+    locals_ = [f"r{i}" for i in range(len(leaves))]
+    types = ", ".join(f"{n}='{_numba_type(s)}'" for n, s in zip(locals_, leaves))
+    call = f"{function}({', '.join([repr(c) for c in constants] + params)})"
+    helper = ctx.fresh("host")
+    lines = ["@njit(cache=True, error_model='numpy', nogil=True)",
+             f"def {helper}({', '.join(params)}):",
+             f"    with objmode({types}):",
+             f"        {_tuple_text(locals_)} = {call}" if leaves else f"        {call}"]
+    if leaves:
+        lines.append(f"    return {_tuple_text(locals_)}")
+    ctx.helper_functions.append("\n".join(lines))
     names = [ctx.fresh("h") for _ in leaves]
-    types = ", ".join(f"{n}='{_numba_type(s)}'" for n, s in zip(names, leaves))
-    with ctx.block(f"with objmode({types}):"):
-        if names:
-            ctx.emit(f"{_tuple_text(names)} = {call}")
-        else:
-            ctx.emit(call)
+    call_here = f"{helper}({', '.join(values)})"
+    ctx.emit(f"{_tuple_text(names)} = {call_here}" if names else call_here)
     it = iter(names)
 
     def build(shape: Shape) -> str:
@@ -253,7 +269,7 @@ def _lower_infeed(ctx: LoweringContext, eq: Equation) -> None:
     """Host callback (object mode): the next value of ``infeed_queue``."""
     shape = eq.params["shape"]
     key = _register("infeed", shape)
-    (value,) = _host_block(ctx, f"{_module()}.host_infeed({key!r})", [shape])
+    (value,) = _host_block(ctx, f"{_module()}.host_infeed", [key], [], [shape])
     _bind(ctx, eq.outputs[0], value, shape)
     ctx.bind_name(eq.outputs[1], token_buffer(ctx))
 
@@ -262,7 +278,7 @@ def _lower_recv(ctx: LoweringContext, eq: Equation) -> None:
     """Host callback (object mode): the next value of ``channels[channel_id]``."""
     shape = eq.params["shape"]
     key = _register("recv", (shape, eq.params["channel_id"]))
-    (value,) = _host_block(ctx, f"{_module()}.host_recv({key!r})", [shape])
+    (value,) = _host_block(ctx, f"{_module()}.host_recv", [key], [], [shape])
     _bind(ctx, eq.outputs[0], value, shape)
     ctx.bind_name(eq.outputs[1], token_buffer(ctx))
 
@@ -271,7 +287,7 @@ def _lower_outfeed(ctx: LoweringContext, eq: Equation) -> None:
     """Host callback (object mode): push the operand to ``outfeed_queue``."""
     operand = eq.inputs[0]
     key = _register("outfeed", operand.aval.shape)
-    _host_block(ctx, f"{_module()}.host_outfeed({key!r}, {_value(ctx, operand)})", [])
+    _host_block(ctx, f"{_module()}.host_outfeed", [key], [_value(ctx, operand)], [])
     ctx.bind_name(eq.outputs[0], token_buffer(ctx))
 
 
@@ -279,7 +295,7 @@ def _lower_send(ctx: LoweringContext, eq: Equation) -> None:
     """Host callback (object mode): put the operand on ``channels[channel_id]``."""
     operand = eq.inputs[0]
     key = _register("send", (operand.aval.shape, eq.params["channel_id"]))
-    _host_block(ctx, f"{_module()}.host_send({key!r}, {_value(ctx, operand)})", [])
+    _host_block(ctx, f"{_module()}.host_send", [key], [_value(ctx, operand)], [])
     ctx.bind_name(eq.outputs[0], token_buffer(ctx))
 
 
@@ -288,7 +304,7 @@ def _lower_custom_call(ctx: LoweringContext, eq: Equation) -> None:
     shapes = tuple(a.aval.shape for a in eq.inputs)
     key = _register("custom_call", (shapes, dict(eq.params)))
     operands = _tuple_text([_value(ctx, a) for a in eq.inputs])
-    values = _host_block(ctx, f"{_module()}.host_custom_call({key!r}, {operands})",
+    values = _host_block(ctx, f"{_module()}.host_custom_call", [key], [operands],
                          list(eq.params["result_shapes"]))
     for out, value, shape in zip(eq.outputs, values, eq.params["result_shapes"]):
         _bind(ctx, out, value, shape)

@@ -1,6 +1,7 @@
 """Run by tests/compile/test_pmap_mpi.py under ``mpiexec -n N``: every
 collective through pmap's MPI backend against the reference semantics,
-axis-name spellings, and faults that must end every rank with an error.
+axis-name spellings, send/recv by channel, and faults that must end every
+rank with an error.
 Prints ``OK rank <r>`` when everything held on that rank."""
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import primitives as lax  # noqa: E402
 from compile import CollectiveError, pmap  # noqa: E402
-from tests.compile.test_pmap import _groups, _program, _reference  # noqa: E402
+from tests.compile.test_pmap import _groups, _program, _reference, _ring_program, \
+    _ring_reference  # noqa: E402
 
 
 def main() -> None:
@@ -36,6 +38,20 @@ def main() -> None:
                       axis_name="i", backend="mpi")(v)
     assert np.allclose(s, v.sum(0)) and np.array_equal(mx, np.broadcast_to(v.max(0), v.shape))
     assert np.array_equal(idx, np.arange(n))
+
+    # send/recv by channel: point-to-point MPI messages between the ranks
+    r = rng.integers(-9, 9, (n, 3)).astype(np.float32)
+    for g, w in zip(pmap(_ring_program(n), backend="mpi", timeout=60)(r), _ring_reference(r)):
+        assert np.array_equal(g, w), (g, w)
+    try:
+        pmap(lambda a: lax.recv(lax.create_token(), "f32[3]", 3, source_target_pairs=[(0, 1)])[0],
+             backend="mpi", timeout=30)(r)
+    except CollectiveError as error:
+        # every rank names the recv that failed and why
+        assert "recv on channel 3 (replica 1 from replica 0): replica 0 finished without " \
+               "sending it" in str(error), error
+    else:
+        raise AssertionError("a recv with no send did not raise")
 
     def mismatched(a):
         twice = lax.eq(lax.replica_id(), np.uint32(0))

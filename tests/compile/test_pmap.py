@@ -192,6 +192,70 @@ def test_replicas_on_different_branches_meet_at_their_allreduces():
     np.testing.assert_allclose(got, np.stack([x[0] + s1 + s2, s1 * 3 + s2]), rtol=1e-4, atol=1e-4)
 
 
+# ------------------------------------------------------------- send / recv
+
+def _ring_program(n: int):
+    """Send/recv by channel with source_target_pairs: a ring shift repeated
+    in a loop (each step receives the previous replica's carry), and one
+    message from the last replica to the first on another channel."""
+    ring = [(i, (i + 1) % n) for i in range(n)]
+
+    def step(k, carry):
+        token = lax.send(carry, lax.create_token(), 5, source_target_pairs=ring)
+        got, _ = lax.recv(token, "f32[3]", 5, source_target_pairs=ring)
+        return got * 2.0 + lax.convert_element_type(k, np.float32)
+
+    def fn(x):
+        shifted = lax.fori_loop(0, 3, step, x)
+        token = lax.send(x + 1.0, lax.create_token(), 9, source_target_pairs=[(n - 1, 0)])
+        last, _ = lax.recv(token, "f32[3]", 9, source_target_pairs=[(n - 1, 0)])
+        return shifted, last
+    return fn
+
+
+def _ring_reference(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    carry = x.copy()
+    for k in range(3):
+        carry = np.roll(carry, 1, axis=0) * 2 + k
+    last = np.zeros_like(x)
+    last[0] = x[-1] + 1
+    return carry, last
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 8])
+def test_send_recv_by_channel_between_replicas(n):
+    x = rng.integers(-9, 9, (n, 3)).astype(np.float32)
+    got = pmap(_ring_program(n))(x)
+    for g, w in zip(got, _ring_reference(x)):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_send_recv_faults_are_errors():
+    x = np.ones((2, 3), np.float32)
+    lonely_recv = lambda v: lax.recv(lax.create_token(), "f32[3]", 3,  # noqa: E731
+                                     source_target_pairs=[(0, 1)])[0]
+    with pytest.raises(CollectiveError, match=r"recv on channel 3 \(replica 1 from replica 0\)"
+                                              r": replica 0 finished without sending it"):
+        pmap(lonely_recv, timeout=20)(x)
+    lonely_send = lambda v: lax.send(v, lax.create_token(), 3,  # noqa: E731
+                                     source_target_pairs=[(0, 1)])
+    with pytest.raises(CollectiveError, match="messages never received: 1 on channel 3 from "
+                                              "replica 0 to replica 1"):
+        pmap(lonely_send)(x)
+    with pytest.raises(ValueError, match=r"source_target_pairs \(\(0, 2\),\) name process\(es\) "
+                                         r"\[2\] beyond the 2 of the program"):
+        pmap(lambda v: lax.send(v, lax.create_token(), 3, source_target_pairs=[(0, 2)]))(x)
+
+
+def test_collectives_after_a_loop_of_collectives():
+    # host calls with arguments after a loop holding one with results: Numba
+    # mis-compiles them inline, so each lives in a jitted helper of its own
+    x = rng.standard_normal((2, 3))
+    got = pmap(lambda v: lax.psum(lax.fori_loop(0, 3, lambda i, c: lax.psum(c, "i") * 0.5, v),
+                                  "i"), axis_name="i")(x)
+    np.testing.assert_allclose(got, np.broadcast_to(x.sum(0), x.shape), rtol=1e-12)
+
+
 def test_mismatched_collective_counts_fail_fast():
     x = np.ones((2, 3), np.float32)
 

@@ -318,6 +318,14 @@ T2 = lax.TupleValue((F2, np.int32(1)))
     (lambda t, x: lax.recv(t, "f32[2]", 1.5), (TOKEN, F2),
      r"recv: channel_id must be a non-negative int, got 1\.5"),
     (lambda t, x: lax.recv(x, "f32[2]", 1), (TOKEN, F2), r"recv: token must be a token"),
+    (lambda t, x: lax.send(x, t, 1, source_target_pairs=[(0, 1), (0, 2)]), (TOKEN, F2),
+     r"send: source_target_pairs \(\(0, 1\), \(0, 2\)\): a process is the source of several"),
+    (lambda t, x: lax.recv(t, "f32[2]", 1, source_target_pairs=[(0, 1), (2, 1)]), (TOKEN, F2),
+     r"recv: source_target_pairs \(\(0, 1\), \(2, 1\)\): a process is the target of several"),
+    (lambda t, x: lax.send(x, t, 1, source_target_pairs=[(0, -1)]), (TOKEN, F2),
+     r"send: source_target_pairs \(\(0, -1\),\) hold a negative process id"),
+    (lambda t, x: lax.send(x, t, 1, source_target_pairs=[0, 1]), (TOKEN, F2),
+     r"send: source_target_pairs must be \(source, target\) pairs, got \[0, 1\]"),
     (lambda t, x: lax.get_tuple_element(x, 0), (TOKEN, F2),
      r"get_tuple_element: operand must be a tuple, got f32\[2\]\{0\}"),
     (lambda t, x: lax.get_tuple_element(x, 2), (TOKEN, T2),
@@ -355,3 +363,55 @@ def test_conformance_case(case, wrap):
             lax.infeed_queue.put(value)
     check_results(case, run_case_locally(case, wrap))
     assert not lax.channels or all(len(q) == 0 for q in lax.channels.values())
+
+
+# ------------------------------------------------- send / recv between processes
+
+RING3 = [(0, 1), (1, 2), (2, 0)]
+
+
+def _ring_exchange(x):
+    token = lax.send(x * 2.0, lax.create_token(), 4, source_target_pairs=RING3)
+    got, token = lax.recv(token, "f32[2]", 4, source_target_pairs=RING3)
+    token = lax.send(x, token, 5, source_target_pairs=[(2, 0)])
+    extra, _ = lax.recv(token, "f32[2]", 5, source_target_pairs=[(2, 0)])
+    return got, extra
+
+
+def test_send_recv_with_pairs_are_point_to_point_messages():
+    from primitives.collectives import run_replicated
+    xs = [np.full(2, i + 1, np.float32) for i in range(3)]
+    outs = run_replicated(_ring_exchange, xs)
+    for i, (got, extra) in enumerate(outs):
+        np.testing.assert_array_equal(got, xs[(i - 1) % 3] * 2)   # from the previous process
+        np.testing.assert_array_equal(extra, xs[2] if i == 0 else np.zeros(2))  # no target: 0
+
+
+def test_send_recv_with_pairs_on_one_process():
+    x = np.array([1.5, -2.0], np.float32)
+
+    def loop_back(v):
+        token = lax.send(v, lax.create_token(), 6, source_target_pairs=[(0, 0)])
+        got, token = lax.recv(token, "f32[2]", 6, source_target_pairs=[(0, 0)])
+        nothing, _ = lax.recv(token, "f32[2]", 7, source_target_pairs=[])
+        return got, nothing
+
+    got, nothing = loop_back(x)
+    np.testing.assert_array_equal(got, x)
+    np.testing.assert_array_equal(nothing, np.zeros(2, np.float32))
+    with pytest.raises(ValueError, match=r"send on channel 6: source_target_pairs \(\(0, 1\),\) "
+                                         r"name process\(es\) \[1\] beyond the 1 process"):
+        lax.send(x, lax.create_token(), 6, source_target_pairs=[(0, 1)])
+
+
+def test_unreceived_and_missing_messages_are_errors():
+    from primitives.collectives import run_replicated
+    xs = [np.ones(2, np.float32)] * 2
+    with pytest.raises(lax.HostTransferError, match="messages never received: 1 on channel 4 "
+                                                    "from replica 0 to replica 1"):
+        run_replicated(lambda x: lax.send(x, lax.create_token(), 4,
+                                          source_target_pairs=[(0, 1)]), xs)
+    with pytest.raises(lax.HostTransferError, match="recv: the channel 4 from replica 1 to "
+                                                    "replica 0 is empty"):
+        run_replicated(lambda x: lax.recv(lax.create_token(), "f32[2]", 4,
+                                          source_target_pairs=[(1, 0)])[0], xs)
