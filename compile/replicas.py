@@ -41,6 +41,9 @@ class CollectiveError(RuntimeError):
     """The processes of an SPMD run did not meet at a collective."""
 
 
+_SPIN_SECONDS = 3e-5  # how long a process yields at a rendezvous before it sleeps
+
+
 class Rendezvous:
     """Where the processes of one run meet, collective by collective."""
 
@@ -98,6 +101,7 @@ class Rendezvous:
         finish, a failed process or the timeout."""
         deadline = time.monotonic() + self.timeout
         key = (k, phase)
+        spin_until = time.monotonic() + _SPIN_SECONDS
         with self._cond:
             calls = self._arrived.setdefault(key, {})
             calls[index] = (name, signature, payload)
@@ -120,7 +124,12 @@ class Rendezvous:
                         f"{name} (collective #{k + 1}): timed out after {self.timeout:g} s "
                         f"waiting for the other processes ({self._describe(key)})"))
                     break
-                self._cond.wait(remaining)
+                if time.monotonic() < spin_until:  # the others are usually microseconds
+                    self._cond.release()             # away: yield the GIL, don't sleep
+                    time.sleep(0)
+                    self._cond.acquire()
+                else:
+                    self._cond.wait(remaining)
             if self.error is not None:
                 raise CollectiveError(f"{name} on {self._name(index)}: "
                                       f"the run failed: {self.error}") from self.error
