@@ -351,15 +351,24 @@ class PmappedFunction:
     """``pmap(f)``: see :func:`pmap`."""
 
     def __init__(self, fn: Callable[..., Any], axis_name: str | None, num_replicas: int | None,
-                 backend: str, timeout: float):
+                 backend: str, timeout: float, num_partitions: int = 1):
+        if isinstance(num_partitions, bool) or not isinstance(num_partitions, int) or \
+                num_partitions < 1:
+            raise ValueError(f"pmap: num_partitions must be a positive int, got "
+                             f"{num_partitions!r}")
         self.fn = fn
+        self.num_partitions = num_partitions
         self.axis_name = axis_name
         self.backend = backend
         self.comm = mpi_world() if backend == "mpi" else None
-        self.num_replicas = self.comm.size if self.comm is not None else num_replicas
-        if self.comm is not None and num_replicas not in (None, self.comm.size):
-            raise ValueError(f"pmap(backend='mpi'): num_replicas={num_replicas} but there are "
-                             f"{self.comm.size} MPI ranks (one replica per rank)")
+        # the number of processes: replicas x partitions, one per slice of the leading axis
+        self.num_processes = None if num_replicas is None else num_replicas * num_partitions
+        if self.comm is not None:
+            if self.num_processes not in (None, self.comm.size):
+                raise ValueError(f"pmap(backend='mpi'): num_replicas={num_replicas} x "
+                                 f"num_partitions={num_partitions} but there are "
+                                 f"{self.comm.size} MPI ranks (one process per rank)")
+            self.num_processes = self.comm.size
         self.timeout = timeout
         self._cache: dict[Any, Compiled] = {}
         self._shared_pools: list[dict] = []  # idle pools of shared AllReduce results
@@ -371,11 +380,15 @@ class PmappedFunction:
         sizes = {np.shape(x)[0] for x in leaves if np.ndim(x) > 0}
         if any(np.ndim(x) == 0 for x in leaves):
             raise ValueError("pmap: every argument needs a leading axis to split over replicas")
-        n = self.num_replicas if self.num_replicas is not None else (sizes.pop() if len(sizes) == 1
-                                                                     else None)
+        n = self.num_processes if self.num_processes is not None else (
+            sizes.pop() if len(sizes) == 1 else None)
         if n is None or sizes - {n}:
             raise ValueError(f"pmap: the arguments' leading axes have sizes {sorted(sizes)}; "
-                             f"they must all equal the number of replicas")
+                             f"they must all equal the number of processes (replicas x "
+                             f"partitions)")
+        if n % self.num_partitions:
+            raise ValueError(f"pmap: {n} processes do not split into num_partitions="
+                             f"{self.num_partitions} partitions")
         arrays = [np.asarray(x) for x in leaves]
         return n, [[a[i] for a in arrays] for i in range(n)], tree
 
@@ -387,12 +400,16 @@ class PmappedFunction:
             with self._lock:
                 compiled = self._cache.get(key)
                 if compiled is None:
-                    with co.axis_name_bound(self.axis_name, n):
+                    grid = self._grid(n)
+                    with co.axis_name_bound(self.axis_name, grid.num_replicas):
                         graph, _ = trace_pytree(self.fn, tree.unflatten(first), name=self.__name__)
                     shapes = [av.shape for av in graph.out_avals]
-                    compiled = Compiled(graph, shapes, process_grid=co.ProcessGrid(n, 1))
+                    compiled = Compiled(graph, shapes, process_grid=grid)
                     self._cache[key] = compiled
         return compiled
+
+    def _grid(self, n: int) -> co.ProcessGrid:
+        return co.ProcessGrid(n // self.num_partitions, self.num_partitions)
 
     def __call__(self, *args: Any) -> Any:
         n, per_replica, tree = self._split(args)
@@ -411,7 +428,7 @@ class PmappedFunction:
         return compiled.graph.out_tree.unflatten(stacked)
 
     def _run_threads(self, compiled: Compiled, n: int, per_replica: list, shared: dict) -> list:
-        rendezvous = Rendezvous(co.ProcessGrid(n, 1), self.timeout, shared)
+        rendezvous = Rendezvous(self._grid(n), self.timeout, shared)
         results: list[Any] = [None] * n
         errors: list[BaseException | None] = [None] * n
         threads = [threading.Thread(target=_run_process, daemon=True, name=f"replica-{i}",
@@ -433,7 +450,7 @@ class PmappedFunction:
         """This rank runs its replica; every rank gets every replica's results."""
         from .replicas_mpi import MPIRendezvous
         rank = self.comm.rank
-        rendezvous = MPIRendezvous(self.comm, co.ProcessGrid(n, 1), self.timeout, shared)
+        rendezvous = MPIRendezvous(self.comm, self._grid(n), self.timeout, shared)
         results: list[Any] = [None]
         errors: list[BaseException | None] = [None]
         _run_process(compiled, per_replica[rank], rendezvous, rank, results, errors,
@@ -444,8 +461,8 @@ class PmappedFunction:
 
 
 def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
-         num_replicas: int | None = None, backend: str = "threads", timeout: float = 60.0
-         ) -> Any:
+         num_replicas: int | None = None, backend: str = "threads", timeout: float = 60.0, *,
+         num_partitions: int = 1) -> Any:
     """JAX's ``pmap``: ``fn`` compiled once and run on ``num_replicas``
     replicas (default: the arguments' leading axis), replica ``i`` getting
     slice ``i`` of every argument; results stacked along a new leading axis.
@@ -458,9 +475,16 @@ def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
     every rank passes the same global arguments and gets every result).
     ``timeout``: seconds a replica waits at a collective for the others
     before the run fails with a ``CollectiveError``.
+
+    ``num_partitions``: XLA's processes are replicas x partitions; with
+    ``num_partitions=P`` slice ``i`` of the leading axis runs as replica
+    ``i // P``, partition ``i % P`` (``lax.partition_id``), and the
+    collectives' ``channel_id``/``use_global_device_ids`` group partitions as
+    the document defines.  The axis name spans the replicas.
     """
     if fn is None:
-        return lambda f: pmap(f, axis_name, num_replicas, backend, timeout)
+        return lambda f: pmap(f, axis_name, num_replicas, backend, timeout,
+                              num_partitions=num_partitions)
     if backend not in ("threads", "mpi"):
         raise ValueError(f"pmap: unknown backend {backend!r} (available: 'threads', 'mpi')")
-    return PmappedFunction(fn, axis_name, num_replicas, backend, float(timeout))
+    return PmappedFunction(fn, axis_name, num_replicas, backend, float(timeout), num_partitions)

@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import primitives as lax  # noqa: E402
 from compile import CollectiveError, pmap  # noqa: E402
-from tests.compile.test_pmap import _groups, _program, _reference, _ring_program, \
-    _ring_reference  # noqa: E402
+from tests.compile.test_pmap import _groups, _partition_program, _program, _reference, \
+    _ring_program, _ring_reference  # noqa: E402
 
 
 def main() -> None:
@@ -38,6 +38,13 @@ def main() -> None:
                       axis_name="i", backend="mpi")(v)
     assert np.allclose(s, v.sum(0)) and np.array_equal(mx, np.broadcast_to(v.max(0), v.shape))
     assert np.array_equal(idx, np.arange(n))
+
+    if n == 4:  # 2 replicas x 2 partitions, one process per rank
+        p = rng.integers(-20, 20, (4, 3)).astype(np.float32)  # exact sums in any order
+        got = pmap(_partition_program, backend="mpi", num_partitions=2, timeout=60)(p)
+        want = lax.run_replicated(_partition_program, list(p), num_replicas=2, num_partitions=2)
+        for j, g in enumerate(got):
+            assert np.array_equal(g, np.stack([np.asarray(w[j]) for w in want])), j
 
     # send/recv by channel: point-to-point MPI messages between the ranks
     r = rng.integers(-9, 9, (n, 3)).astype(np.float32)

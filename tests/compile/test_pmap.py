@@ -61,6 +61,36 @@ def test_every_collective_matches_the_reference(n):
             np.testing.assert_array_equal(g, w, err_msg=f"{n} replicas, groups {groups}")
 
 
+def _partition_program(v):
+    """Collectives of a program of replicas x 2 partitions, grouped by channel_id
+    and use_global_device_ids as XLA does."""
+    return (lax.all_reduce(v, lax.add),                                  # cross-replica
+            lax.all_reduce(v, lax.add, channel_id=1),                    # cross replica+partition
+            lax.all_reduce(v, lax.add, replica_groups=[[0, 3], [1, 2]], channel_id=1,
+                           use_global_device_ids=True),                  # flattened ids
+            lax.all_gather(v, 0, shard_count=4, channel_id=1),           # all 4 processes
+            lax.collective_permute(v, [(0, 1), (1, 0)], channel_id=1),   # between partitions
+            lax.replica_id(), lax.partition_id())
+
+
+def test_partitions():
+    # 2 replicas x 2 partitions: slice i runs as replica i // 2, partition i % 2
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    fn = _partition_program
+    got = pmap(fn, num_partitions=2, timeout=30)(x)
+    want = lax.run_replicated(fn, list(x), num_replicas=2, num_partitions=2)
+    for j, g in enumerate(got):
+        np.testing.assert_array_equal(g, np.stack([np.asarray(w[j]) for w in want]))
+    # independently: ids, and the cross-replica sum pairs processes of one partition
+    np.testing.assert_array_equal(got[5], [0, 0, 1, 1])
+    np.testing.assert_array_equal(got[6], [0, 1, 0, 1])
+    np.testing.assert_allclose(got[0], np.stack([x[0] + x[2], x[1] + x[3]] * 2), rtol=1e-6)
+    np.testing.assert_allclose(got[2][0], x[0] + x[3], rtol=1e-6)
+    np.testing.assert_array_equal(got[4], x[[1, 0, 3, 2]])
+    with pytest.raises(ValueError, match="3 processes do not split into num_partitions=2"):
+        pmap(fn, num_partitions=2)(x[:3])
+
+
 def test_axis_name_spellings():
     x = rng.standard_normal((4, 5))
 
