@@ -126,7 +126,11 @@ class LoweringContext:
         self.results: set[Var] = {a for a in graph.out_atoms if isinstance(a, Var)}
         self._inlined_results: list[set[Var]] = []
         self.workspace_bytes = 0
-        self.workspace_vars: set[Var] = set()
+        # Values whose buffer is their own (allocated for them, or handed over
+        # by a host call): a loop may carry them and the function may return
+        # them as they are.  Anything else (a workspace slice, a value bound
+        # to another op's buffer by name) is copied where it escapes.
+        self.owned: set[Var] = set()
         # A loop's new carries written alternately into two workspace slots
         # (``control_flow.rotating_carries``): body result -> the slot's name.
         self.carry_slots: dict[Var, str] = {}
@@ -172,15 +176,21 @@ class LoweringContext:
         if slot is not None or (nbytes >= WORKSPACE_MIN_BYTES and self.is_intermediate(var)):
             # an intermediate: a slice of the workspace kept between calls;
             # a loop's new carry: the slot its loop hands it this iteration
-            if slot is None:
-                self.workspace_vars.add(var)
+            # (its own until the loop ends: see control_flow._RotatingCarries)
+            if slot is not None:
+                self.owned.add(var)
             self.emit(f"{name} = {slot or self.workspace_slice(nbytes, dtype)}")
             if zero:
                 self.emit(f"{name}[:] = 0")
             return name
+        self.owned.add(var)
         fill = "zeros_buf" if zero else "empty_buf"
         self.emit(f"{name} = {fill}({shape.physical_size}, {dtype})")
         return name
+
+    def owns(self, atom: Var | Literal) -> bool:
+        """Whether ``atom``'s buffer (through aliases) is its own: see ``owned``."""
+        return isinstance(atom, Var) and self.aliases.get(atom, atom) in self.owned
 
     def is_intermediate(self, var: Var) -> bool:
         """Whether ``var`` is dead by the time the equation that makes it runs
@@ -453,14 +463,12 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *
 
 
 def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str:
-    """A result buffer in the requested layout, never sharing an input's buffer."""
+    """A result buffer in the requested layout, its own (never an input's,
+    a constant's or the workspace)."""
     if not shape.is_array:  # a token or a tuple
         from .kernels.side_effects import result_value
         return result_value(ctx, atom, shape)
-    if isinstance(atom, Literal) or atom.aval.shape != shape or \
-            ctx.aliases.get(atom, atom) in ctx.graph.in_vars or \
-            ctx.aliases.get(atom, atom) in ctx.workspace_vars or \
-            ctx.aliases.get(atom, atom) in {v for v, _ in ctx.constants}:
+    if atom.aval.shape != shape or not ctx.owns(atom):
         out = Var(atom.aval.__class__(shape))
         ctx.results.add(out)  # a buffer of its own, not the workspace
         name = ctx.alloc(out, zero=bool(shape.layout.padded_dimensions or shape.layout.tiles))

@@ -156,7 +156,7 @@ class Rendezvous:
 
     def all_reduce_buffers(self, index: int, k: int, params: dict, buffers: Sequence[np.ndarray],
                            outs: Sequence[np.ndarray] | None, signature: Any,
-                           slot: int = 0) -> Sequence[np.ndarray]:
+                           slot: str = "") -> Sequence[np.ndarray]:
         """AllReduce of row-major kernel buffers into every member's result
         buffers ``outs``; returns them.  Member ``j`` of a group reduces the
         ``j``-th slice of every operand and writes it into every member's
@@ -164,7 +164,7 @@ class Rendezvous:
 
         ``outs=None``: the results go to buffers kept between runs in
         ``shared``, which the compiled code asks for only when they die before
-        the equation (numbered ``slot`` in the program) runs again.  When
+        the equation (``slot`` names it in the program) runs again.  When
         every member runs the same equation, the group shares one copy,
         written once instead of once per member; otherwise each member has
         its own (a member may still read its result of an equation that
@@ -301,7 +301,7 @@ class _Process(threading.local):
         return rendezvous.exchange(self.index, k, prim, params, operands, signature)
 
     def all_reduce_buffers(self, params: dict, buffers: Sequence[np.ndarray],
-                           outs: Sequence[np.ndarray] | None, signature: str, slot: int = 0
+                           outs: Sequence[np.ndarray] | None, signature: str, slot: str = ""
                            ) -> Sequence[np.ndarray]:
         rendezvous, k = self._next("all_reduce")
         return rendezvous.all_reduce_buffers(self.index, k, params, buffers, outs, signature,

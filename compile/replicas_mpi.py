@@ -127,7 +127,7 @@ class MPIRendezvous:
 
     def all_reduce_buffers(self, index: int, k: int, params: dict, buffers: Sequence[np.ndarray],
                            outs: Sequence[np.ndarray] | None, signature: Any,
-                           slot: int = 0) -> Sequence[np.ndarray]:
+                           slot: str = "") -> Sequence[np.ndarray]:
         """The AllReduce into ``outs`` (None: into the result buffers of
         equation ``slot`` kept between runs, see
         ``Rendezvous.all_reduce_buffers``); returns them."""

@@ -153,10 +153,10 @@ def host_all_reduce_into(key: str, operands: tuple, outs: tuple) -> None:
     current_process().all_reduce_buffers(_HOST_PARAMS[key][1], operands, outs, key)
 
 
-def host_all_reduce_shared(key: str, slot: int, operands: tuple) -> tuple:
+def host_all_reduce_shared(key: str, slot: str, operands: tuple) -> tuple:
     """Object-mode half of an AllReduce whose results die before it runs
     again: result buffers kept between runs, which the group shares when
-    every member runs this equation (number ``slot`` of the program): one
+    every member runs this equation (``slot`` names it in the program): one
     result written per group instead of one per member
     (``Rendezvous.all_reduce_buffers``)."""
     from ..replicas import current_process
@@ -254,13 +254,12 @@ def _replicated(single_process):
                 _row_major(v.aval.shape for v in eq.outputs):
             if all(ctx.is_intermediate(v) for v in eq.outputs):
                 # results dead before this AllReduce runs again: the group's one
-                # copy of them (borrowed, like the workspace: copied if they escape)
-                slot = int(ctx.fresh(""))  # the equation's number in this program
+                # copy of them (not their own: copied where they escape)
+                slot = ctx.fresh("allreduce")  # names this equation in the program
                 names = _host_block(ctx, f"{module}.host_all_reduce_shared", [key, slot],
                                     [operands], list(out_shapes))
                 for out, name in zip(eq.outputs, names):
                     ctx.bind_name(out, name)
-                    ctx.workspace_vars.add(out)
                 return
             outs = _tuple_text([ctx.alloc(v) for v in eq.outputs])
             _host_block(ctx, f"{module}.host_all_reduce_into", [key], [operands, outs], [])

@@ -79,9 +79,12 @@ def root_of(ctx: LoweringContext, atom: Atom) -> Var | None:
     return ctx.aliases.get(atom, atom)
 
 
-def _alloc_like(ctx: LoweringContext, shape: Shape) -> Var:
-    """A new buffer for a value of ``shape``, padding initialised as the layout says."""
+def _alloc_like(ctx: LoweringContext, shape: Shape, *, own: bool = False) -> Var:
+    """A new buffer for a value of ``shape``, padding initialised as the layout
+    says (``own``: never a workspace slice)."""
     var = Var(AbstractValue(shape))
+    if own:
+        ctx.results.add(var)
     layout = shape.layout
     ctx.alloc(var, zero=bool(layout.padded_dimensions or layout.tiles))
     if layout.padding_value not in (None, 0):
@@ -110,7 +113,8 @@ def owned_copy(ctx: LoweringContext, name: str, shape: Shape) -> str:
 
 def as_layout(ctx: LoweringContext, atom: Atom, shape: Shape, *, copy: bool = False) -> str:
     """A buffer holding ``atom``'s value in ``shape``'s layout: ``atom``'s own
-    buffer when the layouts agree (a copy if ``copy``), else a converted one."""
+    buffer when the layouts agree (a copy if ``copy``), else a converted one
+    (never a workspace slice if ``copy``)."""
     if isinstance(atom, Literal):
         if not shape.is_array or shape.dimensions != ():
             raise NotImplementedError(f"a literal as a value of {shape}")
@@ -131,7 +135,7 @@ def as_layout(ctx: LoweringContext, atom: Atom, shape: Shape, *, copy: bool = Fa
         return owned_copy(ctx, name, shape) if copy else name
     if src == shape:
         return owned_copy(ctx, name, shape) if copy else name
-    out = _alloc_like(ctx, shape)
+    out = _alloc_like(ctx, shape, own=copy)
     with ctx.loops(shape) as idx:
         ctx.write(out, idx, ctx.read(atom, idx))
     return ctx.name(out)
@@ -150,22 +154,13 @@ def _assign(ctx: LoweringContext, targets: Sequence[str], values: Sequence[str])
 def _result(ctx: LoweringContext, graph: Graph, atom: Atom, shape: Shape,
             keep: Sequence[Var] = ()) -> str:
     """The buffer of sub-graph result ``atom`` as a value of ``shape`` that the
-    op may hand out: copied when it is the buffer of one of ``graph``'s
-    parameters (other than those in ``keep``) or constants, or a workspace
-    buffer (which the next iteration or call overwrites)."""
+    op may hand out: ``atom``'s buffer when it is its own (``ctx.owned``) or
+    one of the parameters in ``keep``, else a copy (a parameter's, a
+    constant's, a workspace slice the next iteration overwrites, a buffer
+    bound by name whose owner is not known)."""
     root = root_of(ctx, atom)
-    borrowed = root is not None and root not in keep and (
-        root in graph.in_vars or root in graph.const_vars or _in_workspace(ctx, root))
+    borrowed = root is not None and root not in keep and root not in ctx.owned
     return as_layout(ctx, atom, shape, copy=borrowed)
-
-
-def _in_workspace(ctx: LoweringContext, root: Var) -> bool:
-    """Whether ``root`` (or, for a tuple built here, an element) lives in the workspace."""
-    if root in ctx.workspace_vars:
-        return True
-    from .side_effects import tuple_elements
-    return any(_in_workspace(ctx, root_of(ctx, e)) for e in tuple_elements(ctx, root)
-               if isinstance(e, Var))
 
 
 def _operand_buffers(ctx: LoweringContext, operands: Sequence[Atom], params: Sequence[Var]
@@ -236,13 +231,12 @@ class _RotatingCarries:
             self.ctx.emit(f"{a}, {b} = {b}, {a}")
 
     def close(self, outputs: Sequence[Var]) -> None:
-        """After the loop: its results may be workspace slots (copied where they escape)."""
+        """After the loop: its results may be workspace slots, not their own
+        (copied where they escape)."""
         for atom in self._atoms:
             del self.ctx.carry_slots[atom]
         for j in self.slots:
-            holder = Var(outputs[j].aval)
-            self.ctx.workspace_vars.add(holder)
-            self.ctx.aliases[outputs[j]] = holder
+            self.ctx.aliases[outputs[j]] = Var(outputs[j].aval)  # a buffer nobody owns
 
 
 # --------------------------------------------------------------------------
@@ -312,6 +306,7 @@ def _lower_conditional(ctx: LoweringContext, eq: Equation) -> None:
             emit_branch(b)
     for out, name in zip(eq.outputs, results):
         ctx.bind_name(out, name)
+        ctx.owned.add(out)  # each branch hands out buffers of its own (_result)
 
 
 # --------------------------------------------------------------------------

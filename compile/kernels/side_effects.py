@@ -87,11 +87,6 @@ def _lower_tuple(ctx: LoweringContext, eq: Equation) -> None:
     _TUPLE_ELEMENTS.setdefault(ctx, {})[out] = eq.inputs
 
 
-def tuple_elements(ctx: LoweringContext, var: Var) -> tuple:
-    """The operands of the ``tuple`` op that made ``var`` here (none if another op did)."""
-    return _TUPLE_ELEMENTS.get(ctx, {}).get(var, ())
-
-
 def _lower_get_tuple_element(ctx: LoweringContext, eq: Equation) -> None:
     (src,), (out,) = eq.inputs, eq.outputs
     index = eq.params["index"]
@@ -315,6 +310,7 @@ def _bind(ctx: LoweringContext, out: Var, name: str, shape: Shape) -> None:
     declared), converting when ``out`` has another layout."""
     if out.aval.shape == shape:
         ctx.bind_name(out, name)
+        ctx.owned.add(out)  # host functions hand over fresh buffers
         return
     tmp = Var(AbstractValue(shape))
     ctx.bind_name(tmp, name)

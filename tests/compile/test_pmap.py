@@ -185,6 +185,18 @@ def test_allreduce_results_shared_by_a_group_stay_valid_while_live():
         np.testing.assert_allclose(pmap(fn, axis_name="i")(x), want, rtol=1e-4)
 
 
+def test_shared_allreduce_results_are_copied_when_carried():
+    # an AllReduce result shared by the group, carried by a loop through a
+    # call's tuple, must be copied: the next round writes the shared buffer
+    x = np.ones((4, 20000), np.float32)
+
+    def body(i, c):
+        return lax.get_tuple_element(lax.call(lambda c: lax.tuple([lax.psum(c, "i")]), c), 0)
+
+    got = pmap(lambda v: lax.fori_loop(0, 2, body, v), axis_name="i")(x)
+    np.testing.assert_array_equal(got, np.full_like(x, 16.0))
+
+
 def test_replicas_on_different_branches_meet_at_their_allreduces():
     # replica 0 runs one branch, replica 1 the other: their AllReduces meet
     # in order, and each keeps its first result while the second runs

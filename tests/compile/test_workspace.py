@@ -225,3 +225,14 @@ def test_scan_carries_rotate_and_ys_are_stacked():
     got_c, got_ys = compiled(X, xs)
     _close(got_c, c)
     np.testing.assert_allclose(np.asarray(got_ys), ys, rtol=1e-3)
+
+
+def test_values_bound_by_name_are_copied_when_a_loop_carries_them():
+    # a call's tuple result holds the callee's intermediates (workspace
+    # slices): carried as it is, the next iteration would overwrite it
+    def body(i, c):
+        t = lax.call(lambda c: lax.tuple([lax.rev(c, (0,))]), c)  # rev reads what it writes
+        return lax.get_tuple_element(t, 0)
+
+    want = X[::-1]
+    _close(jit(lambda x: lax.fori_loop(0, 3, body, x))(X), want)
