@@ -186,7 +186,6 @@ class Rendezvous:
         self._meet(index, k, 1, "all_reduce", signature, None)  # every slice written
         return shared[index] if outs is None else outs
 
-
     def send(self, index: int, channel_id: int, target: int, value: Any) -> None:
         """Process ``index`` sends ``value`` (an eager value it no longer
         writes) to ``target`` on channel ``channel_id``."""
@@ -306,7 +305,6 @@ class _Process(threading.local):
         rendezvous, k = self._next("all_reduce")
         return rendezvous.all_reduce_buffers(self.index, k, params, buffers, outs, signature,
                                              slot)
-
 
     def send_to(self, channel_id: int, pairs: tuple, value: Any) -> None:
         rendezvous, _ = self._next("send", count=False)
@@ -450,7 +448,8 @@ class PmappedFunction:
         """This rank runs its replica; every rank gets every replica's results."""
         from .replicas_mpi import MPIRendezvous
         rank = self.comm.rank
-        rendezvous = MPIRendezvous(self.comm, self._grid(n), self.timeout, shared)
+        messages = "host_send_to" in compiled.source or "host_recv_from" in compiled.source
+        rendezvous = MPIRendezvous(self.comm, self._grid(n), self.timeout, shared, messages)
         results: list[Any] = [None]
         errors: list[BaseException | None] = [None]
         _run_process(compiled, per_replica[rank], rendezvous, rank, results, errors,

@@ -14,11 +14,17 @@ early or failed, and a rank that never arrives are errors, not hangs.  Then:
   split by ``replica_groups``;
 * every other collective gathers every rank's operands (``allgather``) and
   computes its own results with the reference semantics.
+
+Send/recv with ``source_target_pairs`` are MPI messages tagged by the
+channel, on a communicator of the run's own (duplicated for each run of a
+program that has them, so a failed run's messages never reach a later one).
+A rank that finishes says so to every other rank, so a recv its source will
+never satisfy ends at once; the finish agreement carries a checksum of the
+messages each rank sent and received, so unreceived ones are errors.
 """
 from __future__ import annotations
 
 import hashlib
-import itertools
 import time
 from typing import Any, Sequence
 
@@ -28,7 +34,7 @@ from primitives import collectives as co
 
 __all__ = ["MPIRendezvous", "mpi_world"]
 
-_RECORD = 160  # bytes: k (8), kind (1), digest (32), text (the rest)
+_RECORD = 160  # bytes: k (8), kind (1), digest (32), messages sent, received (8 + 8), text
 _COLLECTIVE, _FINISHED, _FAILED = 0, 1, 2
 
 
@@ -42,23 +48,34 @@ def mpi_world():
     return MPI.COMM_WORLD
 
 
-def _record(k: int, kind: int, text: str, signature: Any) -> np.ndarray:
+def _record(k: int, kind: int, text: str, signature: Any,
+            messages: tuple[int, int] = (0, 0)) -> np.ndarray:
     rec = np.zeros(_RECORD, np.uint8)
     rec[:8] = np.frombuffer(np.int64(k).tobytes(), np.uint8)
     rec[8] = kind
     rec[9:41] = np.frombuffer(hashlib.sha256(repr(signature).encode()).digest(), np.uint8)
-    data = text.encode()[:_RECORD - 41]
-    rec[41:41 + len(data)] = np.frombuffer(data, np.uint8)
+    rec[41:57] = np.frombuffer(np.array(messages, np.uint64).tobytes(), np.uint8)
+    data = text.encode()[:_RECORD - 57]
+    rec[57:57 + len(data)] = np.frombuffer(data, np.uint8)
     return rec
 
 
-def _decode(rec: np.ndarray) -> tuple[int, int, bytes, str]:
+def _decode(rec: np.ndarray) -> tuple[int, int, bytes, str, tuple[int, int]]:
     k = int(np.frombuffer(rec[:8].tobytes(), np.int64)[0])
-    text = rec[41:].tobytes().rstrip(b"\0").decode(errors="replace")
-    return k, int(rec[8]), rec[9:41].tobytes(), text
+    text = rec[57:].tobytes().rstrip(b"\0").decode(errors="replace")
+    sent, received = (int(v) for v in np.frombuffer(rec[41:57].tobytes(), np.uint64))
+    return k, int(rec[8]), rec[9:41].tobytes(), text, (sent, received)
 
 
-_RUNS = itertools.count()
+def _message_sum(counts: dict[tuple[int, int, int], int]) -> int:
+    """A checksum of message counts by (channel, source, target), mod 2**64:
+    the ranks' sums of what they sent and of what they received are equal
+    when every message was received (barring a 2**-64 accident)."""
+    total = 0
+    for key, n in counts.items():
+        h = int.from_bytes(hashlib.sha256(repr(key).encode()).digest()[:8], "little")
+        total = (total + h * n) % (1 << 64)
+    return total
 
 
 def _mpi() -> Any:
@@ -83,22 +100,30 @@ def _disagreement(records: list, k: int, text: str, rank: int) -> str:
 class MPIRendezvous:
     """The rendezvous of ``compile.replicas`` over MPI ranks."""
 
-    def __init__(self, comm: Any, grid: co.ProcessGrid, timeout: float, shared: dict):
+    def __init__(self, comm: Any, grid: co.ProcessGrid, timeout: float, shared: dict,
+                 messages: bool = False):
         self.comm = comm
         self.grid = grid
         self.timeout = timeout
         # kept between runs: result buffers (MPI is fastest on buffers it has
         # seen before) and each AllReduce's plan
         self.shared = shared
-        self._sends: list = []  # point-to-point messages in flight
-        self.run = next(_RUNS)  # the same on every rank: every rank runs the same calls
+        # point-to-point messages (``messages``: the program has some): the
+        # run's own communicator (Dup is collective: every rank runs the
+        # same program), messages in flight, counts by (channel, source, target)
+        self.p2p = comm.Dup() if messages else None
+        self._sends: list = []
+        self._sent: dict[tuple[int, int, int], int] = {}
+        self._received: dict[tuple[int, int, int], int] = {}
         self._done: set[int] = set()  # ranks that said they finished this run
         self._done_tag = comm.Get_attr(_mpi().TAG_UB)
 
-    def _agree(self, k: int, kind: int, text: str, signature: Any) -> None:
-        """All ranks state what they do next; raise unless they all do the same."""
+    def _agree(self, k: int, kind: int, text: str, signature: Any,
+               messages: tuple[int, int] = (0, 0)) -> list:
+        """All ranks state what they do next; raise unless they all do the same.
+        Returns every rank's record (``messages``: see ``finish``)."""
         from .replicas import CollectiveError
-        send = _record(k, kind, text, signature)
+        send = _record(k, kind, text, signature, messages)
         got = np.empty((self.comm.size, _RECORD), np.uint8)
         request = self.comm.Iallgather(send, got)
         deadline = time.monotonic() + self.timeout
@@ -111,7 +136,7 @@ class MPIRendezvous:
         records = [_decode(r) for r in got]
         if all(r[1:3] == records[0][1:3] and r[0] == records[0][0] for r in records):
             if kind != _FAILED:
-                return
+                return records
             problem = f"every rank failed: {text}"
         else:
             problem = _disagreement(records, k, text, self.comm.rank)
@@ -181,9 +206,9 @@ class MPIRendezvous:
         return comm
 
     # Point-to-point messages: send/recv with source_target_pairs, tagged by
-    # channel.  A rank that finishes tells every other one (tag _done_tag,
-    # the run's number as payload), so a recv waiting for a message its
-    # source will never send ends with an error at once.
+    # channel on the run's communicator.  A rank that finishes tells every
+    # other one (tag _done_tag), so a recv waiting for a message its source
+    # will never send ends with an error at once.
 
     def send(self, index: int, channel_id: int, target: int, value: Any) -> None:
         """A message to rank ``target`` (non-blocking: delivered at the latest
@@ -192,8 +217,10 @@ class MPIRendezvous:
         if channel_id >= self._done_tag:
             raise CollectiveError(f"send on channel {channel_id}: MPI tags go up to "
                                   f"{self._done_tag - 1}")
-        self._sends.append((self.comm.isend(value, dest=target, tag=channel_id),
+        self._sends.append((self.p2p.isend(value, dest=target, tag=channel_id),
                             channel_id, target))
+        key = (channel_id, index, target)
+        self._sent[key] = self._sent.get(key, 0) + 1
 
     def recv(self, index: int, channel_id: int, source: int) -> Any:
         """The next message rank ``source`` sent this rank on the channel,
@@ -201,45 +228,60 @@ class MPIRendezvous:
         from .replicas import CollectiveError
         what = f"recv on channel {channel_id} (replica {index} from replica {source})"
         deadline = time.monotonic() + self.timeout
-        while not self.comm.iprobe(source=source, tag=channel_id):
-            if self._finished(source) and not self.comm.iprobe(source=source, tag=channel_id):
+        while not self.p2p.iprobe(source=source, tag=channel_id):
+            # (MPI orders messages of one tag only: look again once it said so)
+            if self._finished(source) and not self.p2p.iprobe(source=source, tag=channel_id):
                 raise CollectiveError(f"{what}: replica {source} finished without sending it")
             if time.monotonic() > deadline:
                 raise CollectiveError(f"{what}: timed out after {self.timeout:g} s")
             time.sleep(1e-5)
-        return self.comm.recv(source=source, tag=channel_id)
+        key = (channel_id, source, index)
+        self._received[key] = self._received.get(key, 0) + 1
+        return self.p2p.recv(source=source, tag=channel_id)
 
     def _finished(self, source: int) -> bool:
-        """Whether rank ``source`` said it finished this run (earlier runs' word discarded)."""
-        while source not in self._done and self.comm.iprobe(source=source, tag=self._done_tag):
-            if self.comm.recv(source=source, tag=self._done_tag) == self.run:
-                self._done.add(source)
+        """Whether rank ``source`` said it finished."""
+        if source not in self._done and self.p2p.iprobe(source=source, tag=self._done_tag):
+            self.p2p.recv(source=source, tag=self._done_tag)
+            self._done.add(source)
         return source in self._done
 
     def finish(self, index: int, count: int) -> None:
-        """This rank is done: it tells the others, its messages are delivered,
-        then the ranks agree; last, the others' word that they finished is taken."""
+        """This rank is done: it tells the others, the ranks agree (and check
+        that every message sent was received), its messages are delivered,
+        and last the others' word that they finished is taken."""
         from .replicas import CollectiveError
-        for rank in range(self.comm.size):
-            if rank != index:
-                self._sends.append((self.comm.isend(self.run, dest=rank, tag=self._done_tag),
-                                    "(finished)", rank))
+        if self.p2p is None:
+            self._agree(count, _FINISHED, "finished", ("finished",))
+            return
+        done = [self.p2p.isend(None, dest=rank, tag=self._done_tag)
+                for rank in range(self.comm.size) if rank != index]
+        balance = (_message_sum(self._sent), _message_sum(self._received))
+        records = self._agree(count, _FINISHED, "finished", ("finished",), balance)
+        sent = sum(r[4][0] for r in records) % (1 << 64)
+        if sent != sum(r[4][1] for r in records) % (1 << 64):
+            sent = ", ".join(f"{n} on channel {c} to replica {t}"
+                             for (c, _, t), n in sorted(self._sent.items())) or "nothing"
+            got = ", ".join(f"{n} on channel {c} from replica {s}"
+                            for (c, s, _), n in sorted(self._received.items())) or "nothing"
+            error = CollectiveError(f"send: messages never received (replica {index} sent "
+                                    f"{sent}; received {got})")
+            error.ranks_know = True
+            raise error
         deadline = time.monotonic() + self.timeout
-        for request, channel_id, target in self._sends:
+        for request in [r for r, _, _ in self._sends] + done:
             while not request.Test():
                 if time.monotonic() > deadline:
-                    raise CollectiveError(f"send on channel {channel_id} (replica {index} to "
-                                          f"replica {target}): never received within "
-                                          f"{self.timeout:g} s")
+                    raise CollectiveError(f"finished: replica {index}'s messages were not "
+                                          f"delivered within {self.timeout:g} s")
                 time.sleep(1e-5)
-        self._sends.clear()
-        self._agree(count, _FINISHED, "finished", ("finished",))
         for rank in range(self.comm.size):
             while rank != index and not self._finished(rank):  # sent before the agreement
                 if time.monotonic() > deadline:
                     raise CollectiveError(f"finished: replica {rank} agreed but its word "
                                           f"never came within {self.timeout:g} s")
                 time.sleep(1e-5)
+        self.p2p.Free()
 
     def abort(self, error: BaseException) -> None:
         """This rank failed: tell the others (they are waiting to agree)."""

@@ -193,16 +193,16 @@ def _paired(host_channel_lowering, lower_paired):
         pairs, channel_id = eq.params["source_target_pairs"], eq.params["channel_id"]
         if pairs is None:
             return host_channel_lowering(ctx, eq)
-        size = 1 if ctx.process_grid is None else ctx.process_grid.size
-        if ctx.process_grid is None:
-            se._one_process_peer(eq.primitive.name, pairs, channel_id)  # ids beyond 0: errors
+        if ctx.process_grid is None:  # ids beyond 0 are errors; (0, 0) a loop-back
+            if se._one_process_peer(eq.primitive.name, pairs, channel_id):
+                return host_channel_lowering(ctx, eq)
+            return lower_paired(ctx, eq)
+        size = ctx.process_grid.size
         beyond = sorted({i for pair in pairs for i in pair if i >= size})
         if beyond:
             raise ValueError(f"{eq.primitive.name} on channel {channel_id}: "
                              f"source_target_pairs {pairs} name process(es) {beyond} beyond "
                              f"the {size} of the program")
-        if ctx.process_grid is None and (0, 0) in pairs:
-            return host_channel_lowering(ctx, eq)
         lower_paired(ctx, eq)
     return lower
 

@@ -209,14 +209,15 @@ class _RotatingCarries:
         if not all(s.is_array for s in carry_shapes):
             return
         for j, (atom, shape) in enumerate(zip(outs, carry_shapes)):
+            nbytes = buffer_nbytes(shape)
             if not isinstance(atom, Var) or atom in body.in_vars or atom in body.const_vars \
                     or atom.aval.shape != shape or outs.index(atom) != j \
-                    or buffer_nbytes(shape) < WORKSPACE_MIN_BYTES:
+                    or nbytes < WORKSPACE_MIN_BYTES:
                 continue
             dtype = storage_dtype_name(shape.element_type)
             a, b = ctx.fresh("wa"), ctx.fresh("wb")
-            ctx.emit(f"{a} = {ctx.workspace_slice(buffer_nbytes(shape), dtype)}")
-            ctx.emit(f"{b} = {ctx.workspace_slice(buffer_nbytes(shape), dtype)}")
+            ctx.emit(f"{a} = {ctx.workspace_slice(nbytes, dtype)}")
+            ctx.emit(f"{b} = {ctx.workspace_slice(nbytes, dtype)}")
             ctx.carry_slots[atom] = a
             self.slots[j] = (a, b)
             self._atoms.append(atom)
@@ -266,8 +267,8 @@ def _lower_while(ctx: LoweringContext, eq: Equation) -> None:
         ctx.emit(f"if not {ctx.read(cond.out_atoms[0], [])}:")
         ctx.emit("    break")
         ctx.inline_graph(body, carry + bc)
-        new = [_result(ctx, body, a, s, keep=rotating.keep(carry_params))
-               for a, s in zip(body.out_atoms, carry_shapes)]
+        keep = rotating.keep(carry_params)
+        new = [_result(ctx, body, a, s, keep=keep) for a, s in zip(body.out_atoms, carry_shapes)]
         _assign(ctx, carry, new)
         rotating.swap()
     _bind_outputs(ctx, eq.outputs, carry, carry_shapes, init)
@@ -346,7 +347,8 @@ def _lower_scan(ctx: LoweringContext, eq: Equation) -> None:
             shape = Shape(y.aval.element_type, y.aval.dimensions[1:])
             with ctx.loops(shape, prefix=ctx.fresh("j") + "_") as idx:
                 ctx.write(y, [i] + idx, ctx.read(atom, idx))
-        new = [_result(ctx, body, a, s, keep=rotating.keep(carry_params))
+        keep = rotating.keep(carry_params)
+        new = [_result(ctx, body, a, s, keep=keep)
                for a, s in zip(body.out_atoms[:ncarry], carry_shapes)]
         _assign(ctx, carry, new)
         rotating.swap()

@@ -60,6 +60,22 @@ def main() -> None:
     else:
         raise AssertionError("a recv with no send did not raise")
 
+    # an unreceived message is an error on every rank, and does not reach a later run
+    lonely = lambda a: lax.send(a * 0.0, lax.create_token(), 4,  # noqa: E731
+                                source_target_pairs=[(0, 1)])
+    try:
+        pmap(lonely, backend="mpi", timeout=30)(r)
+    except CollectiveError as error:
+        assert "messages never received" in str(error), error
+    else:
+        raise AssertionError("an unreceived message did not raise")
+
+    def pair(a):
+        token = lax.send(a, lax.create_token(), 4, source_target_pairs=[(0, 1)])
+        return lax.recv(token, "f32[3]", 4, source_target_pairs=[(0, 1)])[0]
+
+    assert np.array_equal(pmap(pair, backend="mpi", timeout=30)(r)[1], r[0])
+
     def mismatched(a):
         twice = lax.eq(lax.replica_id(), np.uint32(0))
         return lax.cond(twice, lambda b: lax.psum(lax.psum(b, "i"), "i"),
