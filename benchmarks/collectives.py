@@ -3,14 +3,18 @@
     python benchmarks/collectives.py                  # threads: 2 replicas in this process
     mpiexec -n 2 python benchmarks/collectives.py     # MPI: 2 ranks
 
-The AllReduce is timed where programs use it, inside a loop: ``rounds`` of
-``c = psum(c) * 0.5`` in one ``pmap`` call, minus ``rounds`` of
-``c = c * 0.5``, per round.  The reference is timed the same way, as a
-NumPy loop with the reference operation in place of the AllReduce (threads:
-one copy of the buffer, ``np.copyto``; MPI: a raw mpi4py ``Allreduce``), so
-both differences carry the same cache effects (data the loop pass would
-have found in cache is evicted by 16 MB moved in between).  The bare
-reference (alone in a loop of its own) is printed too.  Medians after warm-up.
+The AllReduce is timed inside ``pmap``, in a loop of ``rounds`` in one call,
+two ways, each against the reference operation (threads: one copy of the
+buffer, ``np.copyto``; MPI: a raw mpi4py ``Allreduce``) timed the same way:
+
+* alone: ``c = psum(c)`` per round (minus a call without the loop), against
+  a NumPy loop of the reference alone;
+* with a pass over the data, as programs use it: ``c = psum(c) * 0.5`` minus
+  ``c = c * 0.5``, against a NumPy loop with the reference in place of the
+  AllReduce (both differences carry the same cache effects: 16 MB moved
+  in between evicts what the pass would have found in cache).
+
+Medians after warm-up.
 """
 from __future__ import annotations
 
@@ -42,25 +46,37 @@ def median(fn, repeats=15):
     return statistics.median(times)
 
 
-def allreduce_time(backend: str, replicas: int, rounds: int = 20) -> float:
-    """Seconds per AllReduce: ``rounds`` of ``c = psum(c) * 0.5`` in one pmap
-    call, minus ``rounds`` of ``c = c * 0.5``, divided by ``rounds``."""
-    x = np.random.default_rng(0).standard_normal((replicas, N)).astype(np.float32)
+def allreduce_time(backend: str, replicas: int, rounds: int = 20) -> tuple[float, float]:
+    """Seconds per AllReduce in a pmap call: alone (``rounds`` of
+    ``c = psum(c)``, minus a call without them) and with a pass over the data
+    (``rounds`` of ``c = psum(c) * 0.5`` minus ``rounds`` of ``c = c * 0.5``)."""
+    x = np.random.default_rng(0).standard_normal((replicas, N)).astype(np.float32) * 1e-3
 
     def looped(body):
-        return pmap(lambda v: xnp.sum(lax.fori_loop(0, rounds, lambda i, c: body(c), v)),
+        return pmap(lambda v: lax.fori_loop(0, rounds, lambda i, c: body(c), v)[:1],
                     axis_name="i", backend=backend)
 
-    with_psum = looped(lambda c: lax.psum(c, "i") * 0.5)
-    without = looped(lambda c: c * 0.5)
-    return (median(lambda: with_psum(x), 7) - median(lambda: without(x), 7)) / rounds
+    def per_round(with_body, without_body):
+        return (median(lambda: with_body(x), 7) - median(lambda: without_body(x), 7)) / rounds
+
+    nothing = pmap(lambda v: v[:1], axis_name="i", backend=backend)
+    alone = per_round(looped(lambda c: lax.psum(c, "i")), nothing)
+    with_pass = per_round(looped(lambda c: lax.psum(c, "i") * 0.5), looped(lambda c: c * 0.5))
+    return alone, with_pass
 
 
-def reference_time(step, rounds: int = 20) -> float:
-    """Seconds per ``step(c, r)`` in a NumPy loop of ``r = step(c); c = r * 0.5``,
-    minus the same loop without ``step``: the pmap loop's structure."""
-    a = np.ones(N, np.float32)
+def reference_time(step, rounds: int = 20) -> tuple[float, float]:
+    """Seconds per ``step(c, r)`` (writing ``r`` from ``c``) in NumPy loops
+    of the same structure: alone, and with a pass ``c = r * 0.5`` (minus the
+    loop of passes alone)."""
+    a = np.ones(N, np.float32) * 1e-3
     r, d = np.empty_like(a), np.empty_like(a)
+
+    def alone() -> None:
+        c, e = a.copy(), r
+        for _ in range(rounds):
+            step(c, e)
+            c, e = e, c
 
     def loop(with_step: bool) -> None:
         c, e = a.copy(), d
@@ -72,7 +88,19 @@ def reference_time(step, rounds: int = 20) -> float:
                 np.multiply(c, 0.5, out=e)
             c, e = e, c
 
-    return (median(lambda: loop(True), 7) - median(lambda: loop(False), 7)) / rounds
+    copy_of_a = median(lambda: a.copy(), 7)
+    return ((median(alone, 7) - copy_of_a) / rounds,
+            (median(lambda: loop(True), 7) - median(lambda: loop(False), 7)) / rounds)
+
+
+def report(what: str, ours: tuple[float, float], reference: tuple[float, float], name: str,
+           bandwidth: bool) -> None:
+    for how, a, b in zip(("alone in a loop", "with a pass over the data"), ours, reference):
+        ratio = b / a if bandwidth else a / b
+        target = "(target ≥ 0.9)" if bandwidth else "(target ≤ 2)"
+        unit = "the bandwidth of" if bandwidth else ""
+        print(f"{what}, {how}: pmap AllReduce {a * 1e3:.2f} ms, {name} {b * 1e3:.2f} ms: "
+              f"{ratio:.2f}x {unit} {name} {target}".replace("  ", " "))
 
 
 def main() -> None:
@@ -81,20 +109,11 @@ def main() -> None:
         comm = MPI.COMM_WORLD
         ours = allreduce_time("mpi", comm.size)
         raw = reference_time(lambda c, r: comm.Allreduce(c, r, op=MPI.SUM))
-        buf, out = np.ones(N, np.float32), np.empty(N, np.float32)
-        bare = median(lambda: comm.Allreduce(buf, out, op=MPI.SUM))
         if comm.rank == 0:
-            print(f"MPI, {comm.size} ranks: pmap AllReduce {ours * 1e3:.2f} ms, raw mpi4py "
-                  f"Allreduce in the same loop {raw * 1e3:.2f} ms (bare {bare * 1e3:.2f} ms): "
-                  f"bandwidth ratio {raw / ours:.2f}x (target ≥ 0.9)")
+            report(f"MPI, {comm.size} ranks", ours, raw, "raw mpi4py Allreduce", True)
     else:
-        ours = allreduce_time("threads", 2)
-        copy = reference_time(np.copyto)
-        src, dst = np.ones(N, np.float32), np.empty(N, np.float32)
-        bare = median(lambda: np.copyto(dst, src))
-        print(f"threads, 2 replicas: pmap AllReduce {ours * 1e3:.2f} ms, one 16 MB copy in the "
-              f"same loop {copy * 1e3:.2f} ms (bare {bare * 1e3:.2f} ms): {ours / copy:.2f}x a "
-              f"copy (target ≤ 2)")
+        report("threads, 2 replicas", allreduce_time("threads", 2), reference_time(np.copyto),
+               "one 16 MB copy", False)
 
 
 if __name__ == "__main__":
