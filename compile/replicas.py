@@ -468,8 +468,8 @@ def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
 
     Inside ``fn`` the XLA collectives (``lax.all_reduce`` ...) exchange data
     between replicas, and ``axis_name`` binds the JAX-style spellings
-    (``psum``, ``pmean``, ``pmax``, ``pmin``, ``ppermute``, ``axis_index`` of
-    ``primitives``).  ``backend="threads"``: one thread per replica in this
+    (``psum``, ``pmean``, ``pmax``, ``pmin``, ``ppermute``, ``axis_index``,
+    ``all_gather``, ``all_to_all`` of ``primitives``).  ``backend="threads"``: one thread per replica in this
     process.  ``backend="mpi"``: one replica per MPI rank (``mpiexec -n N``;
     every rank passes the same global arguments and gets every result).
     ``timeout``: seconds a replica waits at a collective for the others
