@@ -785,10 +785,14 @@ def _axis_size(op: str, axis_name: str) -> int:
 def _over_axis(op: str, computation: Callable[..., Any]) -> Callable[[Any, str], Any]:
     def fn(x: Any, axis_name: str) -> Any:
         _axis_size(op, axis_name)
-        return pytree.tree_map(lambda leaf: all_reduce(leaf, computation), x)
+        leaves, tree = pytree.flatten(x)
+        if not leaves:
+            return x
+        return tree.unflatten(list(all_reduce(list(leaves), computation)))
     fn.__name__ = op
     fn.__doc__ = (f"JAX's ``{op}``: an AllReduce with ``{computation.__name__}`` over every "
-                  f"replica of the pmap axis ``axis_name`` (applied to each leaf of a pytree).")
+                  f"replica of the pmap axis ``axis_name``; the leaves of a pytree go in one "
+                  f"AllReduce (XLA's tuple form: one exchange for all of them).")
     return fn
 
 

@@ -150,6 +150,20 @@ def test_all_to_all_by_axis_name_checks_the_split_size():
         pmap(lambda v: lax.all_to_all(v, "i", 1, 0, tiled=True), axis_name="i")(x)
 
 
+def test_psum_of_a_pytree_is_one_allreduce():
+    # JAX's psum binds every leaf at once: one exchange for all the gradients
+    from primitives.collectives import all_reduce_p, axis_name_bound
+    from tracer.tracing import trace_pytree
+    tree = {"w": rng.standard_normal((4, 3)), "n": rng.integers(0, 9, (4, 2)).astype(np.int32)}
+    with axis_name_bound("i", 4):
+        graph, _ = trace_pytree(lambda t: lax.psum(t, "i"), ({"w": tree["w"][0],
+                                                              "n": tree["n"][0]},))
+    assert [eq.primitive for eq in graph.equations] == [all_reduce_p]
+    got = pmap(lambda t: lax.pmean(t, "i"), axis_name="i")(tree)
+    np.testing.assert_allclose(got["w"], np.broadcast_to(tree["w"].mean(0), (4, 3)), rtol=1e-12)
+    np.testing.assert_array_equal(got["n"], np.broadcast_to(tree["n"].sum(0) // 4, (4, 2)))
+
+
 def test_collectives_inside_a_loop():
     x = rng.standard_normal((2, 3))
 
