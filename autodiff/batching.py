@@ -123,19 +123,6 @@ def vmap_flat(fn: Callable[..., Sequence[Any]], args: Sequence[Any],
     return results
 
 
-def _axes_for_leaves(axes: Any, tree: Any, what: str) -> list[int | None]:
-    """Broadcast an ``in_axes``/``out_axes`` prefix tree to the leaves of ``tree``."""
-    if axes is None or isinstance(axes, int):
-        return [axes] * len(pytree.tree_leaves(tree))
-    if isinstance(axes, (list, tuple)) and isinstance(tree, (list, tuple)) \
-            and not hasattr(tree, "_fields") and len(axes) == len(tree):
-        return [d for a, t in zip(axes, tree) for d in _axes_for_leaves(a, t, what)]
-    if isinstance(axes, dict) and isinstance(tree, dict) and set(axes) == set(tree):
-        return [d for k in sorted(tree, key=str) for d in _axes_for_leaves(axes[k], tree[k], what)]
-    raise ValueError(f"vmap: {what}={axes!r} does not match the structure of the values "
-                     f"({pytree.tree_structure(tree)})")
-
-
 def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
          axis_size: int | None = None) -> Callable[..., Any]:
     """JAX's ``vmap``: ``fn`` mapped over axis ``in_axes`` of its arguments
@@ -151,7 +138,7 @@ def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
             if len(axes) != len(args):
                 raise ValueError(f"vmap: in_axes has {len(axes)} entries for {len(args)} "
                                  f"positional arguments")
-            dims = _axes_for_leaves(axes, args, "in_axes")
+            dims = pytree.axes_for_leaves(axes, args, "vmap", "in_axes")
         canon: list[int | None] = []
         sizes = set()
         for x, d in zip(leaves, dims):
@@ -177,7 +164,8 @@ def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
             return out_leaves
 
         outs = vmap_flat(flat_fn, leaves, canon,
-                         lambda: _axes_for_leaves(out_axes, box["out"], "out_axes"), sizes.pop())
+                         lambda: pytree.axes_for_leaves(out_axes, box["out"], "vmap", "out_axes"),
+                         sizes.pop())
         return box["tree"].unflatten(outs)
 
     mapped.__name__ = f"vmap_{getattr(fn, '__name__', 'fn')}"

@@ -349,13 +349,15 @@ class PmappedFunction:
     """``pmap(f)``: see :func:`pmap`."""
 
     def __init__(self, fn: Callable[..., Any], axis_name: str | None, num_replicas: int | None,
-                 backend: str, timeout: float, num_partitions: int = 1):
+                 backend: str, timeout: float, num_partitions: int = 1, in_axes: Any = 0,
+                 out_axes: Any = 0):
         if isinstance(num_partitions, bool) or not isinstance(num_partitions, int) or \
                 num_partitions < 1:
             raise ValueError(f"pmap: num_partitions must be a positive int, got "
                              f"{num_partitions!r}")
         self.fn = fn
         self.num_partitions = num_partitions
+        self.in_axes, self.out_axes = in_axes, out_axes
         self.axis_name = axis_name
         self.backend = backend
         self.comm = mpi_world() if backend == "mpi" else None
@@ -374,21 +376,35 @@ class PmappedFunction:
         self.__name__ = getattr(fn, "__name__", "pmapped")
 
     def _split(self, args: tuple) -> tuple[int, list[list[Any]], pytree.TreeDef]:
+        """The number of processes, each one's argument leaves, the arguments'
+        structure: leaves mapped by ``in_axes`` are split along that axis,
+        those with ``None`` go whole to every process."""
         leaves, tree = pytree.flatten(args)
-        sizes = {np.shape(x)[0] for x in leaves if np.ndim(x) > 0}
-        if any(np.ndim(x) == 0 for x in leaves):
-            raise ValueError("pmap: every argument needs a leading axis to split over replicas")
+        if isinstance(self.in_axes, (list, tuple)) and len(self.in_axes) != len(args):
+            raise ValueError(f"pmap: in_axes has {len(self.in_axes)} entries for {len(args)} "
+                             f"positional arguments")
+        dims = pytree.axes_for_leaves(self.in_axes if isinstance(self.in_axes, (int, type(None)))
+                                      else tuple(self.in_axes), args, "pmap", "in_axes")
+        arrays = [np.asarray(x) for x in leaves]
+        axes = []
+        for a, d in zip(arrays, dims):
+            if d is not None and not -a.ndim <= d < a.ndim:
+                raise ValueError(f"pmap: in_axes {d} is out of range for an argument of shape "
+                                 f"{a.shape} (every mapped argument needs that axis to split "
+                                 f"over the processes)")
+            axes.append(None if d is None else d % a.ndim)
+        sizes = {a.shape[d] for a, d in zip(arrays, axes) if d is not None}
         n = self.num_processes if self.num_processes is not None else (
             sizes.pop() if len(sizes) == 1 else None)
         if n is None or sizes - {n}:
-            raise ValueError(f"pmap: the arguments' leading axes have sizes {sorted(sizes)}; "
+            raise ValueError(f"pmap: the arguments' mapped axes have sizes {sorted(sizes)}; "
                              f"they must all equal the number of processes (replicas x "
                              f"partitions)")
         if n % self.num_partitions:
             raise ValueError(f"pmap: {n} processes do not split into num_partitions="
                              f"{self.num_partitions} partitions")
-        arrays = [np.asarray(x) for x in leaves]
-        return n, [[a[i] for a in arrays] for i in range(n)], tree
+        return n, [[a if d is None else np.take(a, i, axis=d) for a, d in zip(arrays, axes)]
+                   for i in range(n)], tree
 
     def _compiled(self, n: int, tree: pytree.TreeDef, first: list[Any]) -> Compiled:
         key = (n, tree, tuple((abstractify(x).element_type, abstractify(x).dimensions)
@@ -421,9 +437,14 @@ class PmappedFunction:
             results = run(compiled, n, per_replica, shared)
         finally:
             self._shared_pools.append(shared)
-        stacked = [np.stack([np.asarray(results[i][j]) for i in range(n)])
-                   for j in range(len(results[0]))]
-        return compiled.graph.out_tree.unflatten(stacked)
+        out_tree = compiled.graph.out_tree
+        dims = pytree.axes_for_leaves(self.out_axes, out_tree.unflatten(results[0]), "pmap",
+                                      "out_axes")
+        # out_axes None: the value is the same on every process (JAX's promise): process 0's
+        stacked = [np.asarray(results[0][j]) if d is None else
+                   np.stack([np.asarray(results[i][j]) for i in range(n)], axis=d)
+                   for j, d in enumerate(dims)]
+        return out_tree.unflatten(stacked)
 
     def _run_threads(self, compiled: Compiled, n: int, per_replica: list, shared: dict) -> list:
         rendezvous = Rendezvous(self._grid(n), self.timeout, shared)
@@ -461,10 +482,16 @@ class PmappedFunction:
 
 def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
          num_replicas: int | None = None, backend: str = "threads", timeout: float = 60.0, *,
-         num_partitions: int = 1) -> Any:
+         num_partitions: int = 1, in_axes: Any = 0, out_axes: Any = 0) -> Any:
     """JAX's ``pmap``: ``fn`` compiled once and run on ``num_replicas``
-    replicas (default: the arguments' leading axis), replica ``i`` getting
-    slice ``i`` of every argument; results stacked along a new leading axis.
+    replicas (default: the size of the arguments' mapped axis), replica ``i``
+    getting slice ``i`` of every argument; results stacked along a new
+    leading axis.  ``in_axes`` (an int, ``None``, or a tuple with a prefix
+    pytree per positional argument, as ``vmap``'s) says which axis of each
+    argument is split (``None``: every replica gets the whole value, as
+    parameters in data-parallel training); ``out_axes`` where each result's
+    replicas are stacked (``None``: a result the same on every replica,
+    given once).
 
     Inside ``fn`` the XLA collectives (``lax.all_reduce`` ...) exchange data
     between replicas, and ``axis_name`` binds the JAX-style spellings
@@ -483,7 +510,8 @@ def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
     """
     if fn is None:
         return lambda f: pmap(f, axis_name, num_replicas, backend, timeout,
-                              num_partitions=num_partitions)
+                              num_partitions=num_partitions, in_axes=in_axes, out_axes=out_axes)
     if backend not in ("threads", "mpi"):
         raise ValueError(f"pmap: unknown backend {backend!r} (available: 'threads', 'mpi')")
-    return PmappedFunction(fn, axis_name, num_replicas, backend, float(timeout), num_partitions)
+    return PmappedFunction(fn, axis_name, num_replicas, backend, float(timeout), num_partitions,
+                           in_axes, out_axes)

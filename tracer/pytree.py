@@ -17,7 +17,7 @@ from typing import Any, Callable, Hashable, Iterable, NamedTuple
 __all__ = [
     "TreeDef", "flatten", "unflatten", "tree_map", "tree_leaves",
     "tree_structure", "register_pytree_node", "register_dataclass",
-    "leaf_paths",
+    "leaf_paths", "axes_for_leaves",
 ]
 
 
@@ -243,3 +243,19 @@ def _paths(x: Any, prefix: str, out: list[str]) -> None:
     children, _ = node.to_iterable(x)
     for i, c in enumerate(children):
         _paths(c, f"{prefix}<{i}>", out)
+
+
+def axes_for_leaves(axes: Any, tree: Any, op: str, what: str) -> list[Any]:
+    """An ``in_axes``/``out_axes`` prefix tree (an int or None for a whole
+    subtree, else a tuple/list/dict matching ``tree`` down to there) as one
+    entry per leaf of ``tree``, in leaf order (``vmap``, ``pmap``)."""
+    if axes is None or isinstance(axes, int):
+        return [axes] * len(tree_leaves(tree))
+    if isinstance(axes, (list, tuple)) and isinstance(tree, (list, tuple)) \
+            and not _is_namedtuple(tree) and len(axes) == len(tree):
+        return [d for a, t in zip(axes, tree) for d in axes_for_leaves(a, t, op, what)]
+    if isinstance(axes, dict) and isinstance(tree, dict) and set(axes) == set(tree):
+        return [d for k in sorted(tree, key=_sort_key)
+                for d in axes_for_leaves(axes[k], tree[k], op, what)]
+    raise ValueError(f"{op}: {what}={axes!r} does not match the structure of the values "
+                     f"({tree_structure(tree)})")

@@ -164,6 +164,42 @@ def test_psum_of_a_pytree_is_one_allreduce():
     np.testing.assert_array_equal(got["n"], np.broadcast_to(tree["n"].sum(0) // 4, (4, 2)))
 
 
+def test_in_axes_and_out_axes():
+    # parameters given whole to every replica (None), data split along axis 1,
+    # results stacked along axis 1 or, replicated, given once (None)
+    w = rng.standard_normal((2, 3))
+    x = rng.standard_normal((3, 4))
+    f = pmap(lambda w, x: (w @ x, lax.psum(xnp.sum(x), "i")), axis_name="i",
+             in_axes=(None, 1), out_axes=(1, None))
+    product, total = f(w, x)
+    np.testing.assert_allclose(product, w @ x, rtol=1e-12)
+    np.testing.assert_allclose(total, x.sum(), rtol=1e-12)
+
+    # a prefix pytree: a dict argument with one mapped and one whole entry
+    params = {"scale": np.float64(3.0), "rows": rng.standard_normal((2, 5))}
+    got = pmap(lambda p: p["rows"] * p["scale"], in_axes=({"scale": None, "rows": 0},))(params)
+    np.testing.assert_allclose(got, params["rows"] * 3.0, rtol=1e-12)
+
+    # data-parallel gradients with parameters broadcast: each replica's own shard
+    def loss(v, a, b):
+        return xnp.sum((a @ v - b) ** 2)
+
+    a, b, v = rng.standard_normal((2, 6, 3)), rng.standard_normal((2, 6)), rng.standard_normal(3)
+    grads = pmap(grad(loss), in_axes=(None, 0, 0))(v, a, b)
+    for r in range(2):
+        np.testing.assert_allclose(grads[r], 2 * a[r].T @ (a[r] @ v - b[r]), rtol=1e-10)
+
+    with pytest.raises(ValueError, match="pmap: in_axes has 1 entries for 2 positional"):
+        pmap(lambda w, x: x, in_axes=(0,))(w, x)
+    with pytest.raises(ValueError, match=r"pmap: in_axes 2 is out of range for an argument of "
+                                         r"shape \(3, 4\)"):
+        pmap(lambda x: x, in_axes=2)(x)
+    with pytest.raises(ValueError, match=r"pmap: the arguments' mapped axes have sizes \[3, 4\]"):
+        pmap(lambda x, y: x, in_axes=(0, 1))(x, x)
+    with pytest.raises(ValueError, match=r"pmap: in_axes=\(0, 0\) does not match"):
+        pmap(lambda p: p, in_axes=((0, 0),))({"a": x})
+
+
 def test_collectives_inside_a_loop():
     x = rng.standard_normal((2, 3))
 
