@@ -433,20 +433,21 @@ class PmappedFunction:
             shared = self._shared_pools.pop()
         except IndexError:
             shared = {}
+        out_tree = compiled.graph.out_tree
+        dims = pytree.axes_for_leaves(self.out_axes, out_tree.unflatten(
+            range(len(compiled.graph.out_avals))), "pmap", "out_axes")
         try:
-            results = run(compiled, n, per_replica, shared)
+            results = run(compiled, n, per_replica, shared, dims)
         finally:
             self._shared_pools.append(shared)
-        out_tree = compiled.graph.out_tree
-        dims = pytree.axes_for_leaves(self.out_axes, out_tree.unflatten(results[0]), "pmap",
-                                      "out_axes")
-        # out_axes None: the value is the same on every process (JAX's promise): process 0's
+        # out_axes None: the value is the same on every process (JAX's promise): one's
         stacked = [np.asarray(results[0][j]) if d is None else
                    np.stack([np.asarray(results[i][j]) for i in range(n)], axis=d)
                    for j, d in enumerate(dims)]
         return out_tree.unflatten(stacked)
 
-    def _run_threads(self, compiled: Compiled, n: int, per_replica: list, shared: dict) -> list:
+    def _run_threads(self, compiled: Compiled, n: int, per_replica: list, shared: dict,
+                     dims: list) -> list:
         rendezvous = Rendezvous(self._grid(n), self.timeout, shared)
         results: list[Any] = [None] * n
         errors: list[BaseException | None] = [None] * n
@@ -465,8 +466,10 @@ class PmappedFunction:
         rendezvous.check_delivered()
         return results
 
-    def _run_mpi(self, compiled: Compiled, n: int, per_replica: list, shared: dict) -> list:
-        """This rank runs its replica; every rank gets every replica's results."""
+    def _run_mpi(self, compiled: Compiled, n: int, per_replica: list, shared: dict,
+                 dims: list) -> list:
+        """This rank runs its replica; every rank gets every replica's results
+        that are stacked (``dims`` not None), its own of the others."""
         from .replicas_mpi import MPIRendezvous
         rank = self.comm.rank
         messages = "host_send_to" in compiled.source or "host_recv_from" in compiled.source
@@ -477,7 +480,10 @@ class PmappedFunction:
                      slot=0)
         if errors[0] is not None:
             raise errors[0]
-        return self.comm.allgather([np.asarray(r) for r in results[0]])
+        own = [np.asarray(r) for r in results[0]]
+        gathered = self.comm.allgather([r for r, d in zip(own, dims) if d is not None])
+        return [[next(parts) if d is not None else r for r, d in zip(own, dims)]
+                for parts in map(iter, gathered)]
 
 
 def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,

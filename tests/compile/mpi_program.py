@@ -46,6 +46,13 @@ def main() -> None:
         for j, g in enumerate(got):
             assert np.array_equal(g, np.stack([np.asarray(w[j]) for w in want])), j
 
+    # in_axes / out_axes: a parameter whole on every rank, a replicated result not gathered
+    w = rng.integers(-5, 5, 3).astype(np.float32)
+    d = rng.integers(-5, 5, (n, 3)).astype(np.float32)
+    total, doubled = pmap(lambda w, x: (lax.psum(w * x, "i"), x * 2.0), axis_name="i",
+                          backend="mpi", in_axes=(None, 0), out_axes=(None, 0))(w, d)
+    assert np.array_equal(total, (w * d).sum(0)) and np.array_equal(doubled, d * 2)
+
     # send/recv by channel: point-to-point MPI messages between the ranks
     r = rng.integers(-9, 9, (n, 3)).astype(np.float32)
     for g, w in zip(pmap(_ring_program(n), backend="mpi", timeout=60)(r), _ring_reference(r)):
