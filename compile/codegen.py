@@ -132,7 +132,7 @@ class LoweringContext:
         # to another op's buffer by name) is copied where it escapes.
         self.owned: set[Var] = set()
         # A loop's new carries written alternately into two workspace slots
-        # (``control_flow.rotating_carries``): body result -> the slot's name.
+        # (``control_flow._RotatingCarries``): body result -> the slot's name.
         self.carry_slots: dict[Var, str] = {}
         self.runtime_sizes: dict[Var, list[str]] = {}  # see kernels/dynamic.py
         # module-level jitted functions the graph's function calls (source
@@ -163,8 +163,9 @@ class LoweringContext:
             self._indent -= 1
 
     # -- buffers -----------------------------------------------------------------
-    def alloc(self, var: Var, *, zero: bool = False) -> str:
-        """Allocate the output buffer of ``var`` and return its name."""
+    def alloc(self, var: Var, *, zero: bool = False, own: bool = False) -> str:
+        """Allocate the output buffer of ``var`` and return its name (``own``:
+        a buffer of its own even for an intermediate, never the workspace)."""
         if self.exact and var in self._rerun_outputs:  # the exact re-run: same buffer
             return self._names[var]
         shape = var.aval.shape
@@ -173,7 +174,8 @@ class LoweringContext:
         dtype = storage_dtype_name(shape.element_type)
         nbytes = buffer_nbytes(shape)
         slot = self.carry_slots.get(var)
-        if slot is not None or (nbytes >= WORKSPACE_MIN_BYTES and self.is_intermediate(var)):
+        if slot is not None or (not own and nbytes >= WORKSPACE_MIN_BYTES and
+                                self.is_intermediate(var)):
             # an intermediate: a slice of the workspace kept between calls;
             # a loop's new carry: the slot its loop hands it this iteration
             # (its own until the loop ends: see control_flow._RotatingCarries)
@@ -470,8 +472,8 @@ def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str
         return result_value(ctx, atom, shape)
     if atom.aval.shape != shape or not ctx.owns(atom):
         out = Var(atom.aval.__class__(shape))
-        ctx.results.add(out)  # a buffer of its own, not the workspace
-        name = ctx.alloc(out, zero=bool(shape.layout.padded_dimensions or shape.layout.tiles))
+        name = ctx.alloc(out, zero=bool(shape.layout.padded_dimensions or shape.layout.tiles),
+                         own=True)
         if shape.layout.padding_value not in (None, 0):
             ctx.emit(f"{name}[:] = {literal_text(shape.layout.padding_value, shape.element_type)}")
         if isinstance(atom, Var):

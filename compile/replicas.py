@@ -21,7 +21,7 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -81,17 +81,14 @@ class Rendezvous:
     def _describe(self, key: tuple[int, int]) -> str:
         k = key[0]
         calls = self._arrived.get(key, {})
-        parts = [f"{self._name(i)} at {calls[i][0]}" for i in sorted(calls)]
-        parts += [f"{self._name(i)} finished after {n} collective(s)"
+        parts = [f"{self.grid.name(i)} at {calls[i][0]}" for i in sorted(calls)]
+        parts += [f"{self.grid.name(i)} finished after {n} collective(s)"
                   for i, n in sorted(self._finished.items()) if n <= k]
-        missing = [self._name(i) for i in range(self.grid.size)
+        missing = [self.grid.name(i) for i in range(self.grid.size)
                    if i not in calls and self._finished.get(i, k + 1) > k]
         if missing:
             parts.append(f"{', '.join(missing)} not arrived")
         return "; ".join(parts)
-
-    def _name(self, index: int) -> str:
-        return self.grid.name(index)
 
     def _meet(self, index: int, k: int, phase: int, name: str, signature: Any,
               payload: Any) -> dict[int, tuple[str, Any, Any]]:
@@ -131,7 +128,7 @@ class Rendezvous:
                 else:
                     self._cond.wait(remaining)
             if self.error is not None:
-                raise CollectiveError(f"{name} on {self._name(index)}: "
+                raise CollectiveError(f"{name} on {self.grid.name(index)}: "
                                       f"the run failed: {self.error}") from self.error
             self._taken[key] = self._taken.get(key, 0) + 1
             if self._taken[key] == self.grid.size:  # everyone has seen it: forget the call
@@ -176,12 +173,13 @@ class Rendezvous:
         wanting = [(m, s) for m, (_, o, s) in zip(group, members) if o is None]
         with self._cond:
             if len(wanting) == len(group) and len({s for _, s in wanting}) == 1:
-                shared = {m: _shared_results(self.shared, (signature, slot, tuple(group)), buffers)
-                          for m in group}
+                common = _shared_results(self.shared, (signature, slot, tuple(group)), buffers)
+                shared = dict.fromkeys(group, common)
+                targets.append(common)
             else:
                 shared = {m: _shared_results(self.shared, (signature, s, m), buffers)
                           for m, s in wanting}
-        targets += list({id(t): t for t in shared.values()}.values())
+                targets += shared.values()
         reduce_slice(params, group.index(index), [b for b, _, _ in members], targets)
         self._meet(index, k, 1, "all_reduce", signature, None)  # every slice written
         return shared[index] if outs is None else outs
@@ -199,13 +197,13 @@ class Rendezvous:
         waiting for it; an error if ``source`` finished without sending it,
         the run failed, or the timeout passed."""
         deadline = time.monotonic() + self.timeout
-        what = (f"recv on channel {channel_id} ({self._name(index)} from "
-                f"{self._name(source)})")
+        what = (f"recv on channel {channel_id} ({self.grid.name(index)} from "
+                f"{self.grid.name(source)})")
         with self._cond:
             box = self._mailboxes.setdefault((channel_id, source, index), collections.deque())
             while not box and self.error is None:
                 remaining = deadline - time.monotonic()
-                problem = (f"{self._name(source)} finished without sending it"
+                problem = (f"{self.grid.name(source)} finished without sending it"
                            if source in self._finished else
                            f"timed out after {self.timeout:g} s" if remaining <= 0 else None)
                 if problem:
@@ -219,7 +217,7 @@ class Rendezvous:
 
     def check_delivered(self) -> None:
         """After the run: every message sent was received."""
-        left = [f"{len(q)} on channel {c} from {self._name(s)} to {self._name(t)}"
+        left = [f"{len(q)} on channel {c} from {self.grid.name(s)} to {self.grid.name(t)}"
                 for (c, s, t), q in sorted(self._mailboxes.items()) if q]
         if left:
             raise CollectiveError(f"send: messages never received: {'; '.join(left)}")
@@ -318,7 +316,7 @@ class _Process(threading.local):
         if source is None:
             return se.zeros_value(shape)
         value = rendezvous.recv(self.index, channel_id, source)
-        return se.check_received("recv", value, shape, rendezvous.grid.name(source))
+        return se.check_received("recv", value, shape, f"{rendezvous.grid.name(source)} sent")
 
 
 _process = _Process()
@@ -343,6 +341,13 @@ def _run_process(compiled: Compiled, leaves: Sequence[Any], rendezvous: Any, ind
         rendezvous.abort(error)
     finally:
         _process.rendezvous = None
+
+
+class _Program(NamedTuple):
+    """A pmap-ed function compiled for some argument types."""
+    compiled: Compiled
+    out_dims: list            # per result: the axis its replicas stack on (None: one's)
+    messages: bool            # it sends or receives point-to-point messages
 
 
 class PmappedFunction:
@@ -370,7 +375,7 @@ class PmappedFunction:
                                  f"{self.comm.size} MPI ranks (one process per rank)")
             self.num_processes = self.comm.size
         self.timeout = timeout
-        self._cache: dict[Any, Compiled] = {}
+        self._cache: dict[Any, _Program] = {}
         self._shared_pools: list[dict] = []  # idle pools of shared AllReduce results
         self._lock = threading.Lock()
         self.__name__ = getattr(fn, "__name__", "pmapped")
@@ -406,48 +411,53 @@ class PmappedFunction:
         return n, [[a if d is None else np.take(a, i, axis=d) for a, d in zip(arrays, axes)]
                    for i in range(n)], tree
 
-    def _compiled(self, n: int, tree: pytree.TreeDef, first: list[Any]) -> Compiled:
+    def _program(self, n: int, tree: pytree.TreeDef, first: list[Any]) -> _Program:
+        """The compiled program for ``n`` processes and these argument types
+        (traced and compiled on first use), with what every call needs of it."""
         key = (n, tree, tuple((abstractify(x).element_type, abstractify(x).dimensions)
                               for x in first))
-        compiled = self._cache.get(key)
-        if compiled is None:
+        program = self._cache.get(key)
+        if program is None:
             with self._lock:
-                compiled = self._cache.get(key)
-                if compiled is None:
+                program = self._cache.get(key)
+                if program is None:
                     grid = self._grid(n)
                     with co.axis_name_bound(self.axis_name, grid.num_replicas):
                         graph, _ = trace_pytree(self.fn, tree.unflatten(first), name=self.__name__)
                     shapes = [av.shape for av in graph.out_avals]
                     compiled = Compiled(graph, shapes, process_grid=grid)
-                    self._cache[key] = compiled
-        return compiled
+                    out_dims = pytree.axes_for_leaves(
+                        self.out_axes, graph.out_tree.unflatten(range(len(shapes))), "pmap",
+                        "out_axes")
+                    messages = any(f in compiled.source for f in ("host_send_to",
+                                                                  "host_recv_from"))
+                    program = self._cache[key] = _Program(compiled, out_dims, messages)
+        return program
 
     def _grid(self, n: int) -> co.ProcessGrid:
         return co.ProcessGrid(n // self.num_partitions, self.num_partitions)
 
     def __call__(self, *args: Any) -> Any:
         n, per_replica, tree = self._split(args)
-        compiled = self._compiled(n, tree, per_replica[0])
+        program = self._program(n, tree, per_replica[0])
         run = self._run_mpi if self.comm is not None else self._run_threads
         try:  # one pool per concurrent call, kept between calls: no fresh buffers
             shared = self._shared_pools.pop()
         except IndexError:
             shared = {}
-        out_tree = compiled.graph.out_tree
-        dims = pytree.axes_for_leaves(self.out_axes, out_tree.unflatten(
-            range(len(compiled.graph.out_avals))), "pmap", "out_axes")
         try:
-            results = run(compiled, n, per_replica, shared, dims)
+            results = run(program, n, per_replica, shared)
         finally:
             self._shared_pools.append(shared)
         # out_axes None: the value is the same on every process (JAX's promise): one's
         stacked = [np.asarray(results[0][j]) if d is None else
                    np.stack([np.asarray(results[i][j]) for i in range(n)], axis=d)
-                   for j, d in enumerate(dims)]
-        return out_tree.unflatten(stacked)
+                   for j, d in enumerate(program.out_dims)]
+        return program.compiled.graph.out_tree.unflatten(stacked)
 
-    def _run_threads(self, compiled: Compiled, n: int, per_replica: list, shared: dict,
-                     dims: list) -> list:
+    def _run_threads(self, program: _Program, n: int, per_replica: list, shared: dict
+                     ) -> list:
+        compiled = program.compiled
         rendezvous = Rendezvous(self._grid(n), self.timeout, shared)
         results: list[Any] = [None] * n
         errors: list[BaseException | None] = [None] * n
@@ -466,21 +476,21 @@ class PmappedFunction:
         rendezvous.check_delivered()
         return results
 
-    def _run_mpi(self, compiled: Compiled, n: int, per_replica: list, shared: dict,
-                 dims: list) -> list:
+    def _run_mpi(self, program: _Program, n: int, per_replica: list, shared: dict) -> list:
         """This rank runs its replica; every rank gets every replica's results
-        that are stacked (``dims`` not None), its own of the others."""
+        that are stacked (``out_dims`` not None), its own of the others."""
         from .replicas_mpi import MPIRendezvous
         rank = self.comm.rank
-        messages = "host_send_to" in compiled.source or "host_recv_from" in compiled.source
-        rendezvous = MPIRendezvous(self.comm, self._grid(n), self.timeout, shared, messages)
+        rendezvous = MPIRendezvous(self.comm, self._grid(n), self.timeout, shared,
+                                   program.messages)
         results: list[Any] = [None]
         errors: list[BaseException | None] = [None]
-        _run_process(compiled, per_replica[rank], rendezvous, rank, results, errors,
+        _run_process(program.compiled, per_replica[rank], rendezvous, rank, results, errors,
                      slot=0)
         if errors[0] is not None:
             raise errors[0]
         own = [np.asarray(r) for r in results[0]]
+        dims = program.out_dims
         gathered = self.comm.allgather([r for r, d in zip(own, dims) if d is not None])
         return [[next(parts) if d is not None else r for r, d in zip(own, dims)]
                 for parts in map(iter, gathered)]
@@ -502,9 +512,10 @@ def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
     Inside ``fn`` the XLA collectives (``lax.all_reduce`` ...) exchange data
     between replicas, and ``axis_name`` binds the JAX-style spellings
     (``psum``, ``pmean``, ``pmax``, ``pmin``, ``ppermute``, ``axis_index``,
-    ``all_gather``, ``all_to_all`` of ``primitives``).  ``backend="threads"``: one thread per replica in this
-    process.  ``backend="mpi"``: one replica per MPI rank (``mpiexec -n N``;
-    every rank passes the same global arguments and gets every result).
+    ``all_gather``, ``all_to_all`` of ``primitives``).  ``backend="threads"``:
+    one thread per replica in this process.  ``backend="mpi"``: one replica
+    per MPI rank (``mpiexec -n N``; every rank passes the same global
+    arguments and gets every stacked result).
     ``timeout``: seconds a replica waits at a collective for the others
     before the run fails with a ``CollectiveError``.
 

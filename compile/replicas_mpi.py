@@ -38,14 +38,19 @@ _RECORD = 160  # bytes: k (8), kind (1), digest (32), messages sent, received (8
 _COLLECTIVE, _FINISHED, _FAILED = 0, 1, 2
 
 
+def _mpi() -> Any:
+    """The ``mpi4py.MPI`` module (imported when the MPI backend is used)."""
+    from mpi4py import MPI
+    return MPI
+
+
 def mpi_world():
     """``mpi4py.MPI.COMM_WORLD``, with a clear error when mpi4py is missing."""
     try:
-        from mpi4py import MPI
+        return _mpi().COMM_WORLD
     except ImportError as error:
         raise ImportError("pmap(backend='mpi') needs mpi4py and an MPI runtime: "
                           "pip install 'numxla[mpi]'") from error
-    return MPI.COMM_WORLD
 
 
 def _record(k: int, kind: int, text: str, signature: Any,
@@ -76,11 +81,6 @@ def _message_sum(counts: dict[tuple[int, int, int], int]) -> int:
         h = int.from_bytes(hashlib.sha256(repr(key).encode()).digest()[:8], "little")
         total = (total + h * n) % (1 << 64)
     return total
-
-
-def _mpi() -> Any:
-    from mpi4py import MPI
-    return MPI
 
 
 def _disagreement(records: list, k: int, text: str, rank: int) -> str:
@@ -116,7 +116,7 @@ class MPIRendezvous:
         self._sent: dict[tuple[int, int, int], int] = {}
         self._received: dict[tuple[int, int, int], int] = {}
         self._done: set[int] = set()  # ranks that said they finished this run
-        self._done_tag = comm.Get_attr(_mpi().TAG_UB)
+        self._done_tag = comm.Get_attr(_mpi().TAG_UB) if messages else None
 
     def _agree(self, k: int, kind: int, text: str, signature: Any,
                messages: tuple[int, int] = (0, 0)) -> list:
@@ -180,9 +180,8 @@ class MPIRendezvous:
         MIN do not propagate NaN as XLA does: floats take the general path)."""
         plan = self.shared.get(("plan", signature))
         if plan is None:
-            from mpi4py import MPI
-
             from .replicas import _ufunc_of
+            MPI = _mpi()
             groups = co._groups_for("all_reduce", self.grid, params["replica_groups"],
                                     params["channel_id"], params["use_global_device_ids"])
             mpi_ops = {np.add: MPI.SUM, np.multiply: MPI.PROD, np.maximum: MPI.MAX,

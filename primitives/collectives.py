@@ -671,23 +671,22 @@ def _all_to_all_by_axis(x: Any, axis_name: str, split_axis: int, concat_axis: in
     n = _axis_size("all_to_all", axis_name)
 
     def exchange(leaf: Any) -> Any:
-        ndim = abstractify(leaf).ndim
-        split = canonical_dims("all_to_all", "split_axis", (split_axis,), ndim)[0]
-        size = abstractify(leaf).dimensions[split]
+        aval = abstractify(leaf)
+        split, concat = (canonical_dims("all_to_all", what, (d,), aval.ndim)[0]
+                         for what, d in (("split_axis", split_axis), ("concat_axis", concat_axis)))
+        size = aval.dimensions[split]
         if tiled:
             if size % n:
-                raise ShapeError("all_to_all", f"split_axis {split_axis} of shape "
-                                               f"{abstractify(leaf).shape} has size {size}, not a "
-                                               f"multiple of the {n} replicas of {axis_name!r}")
-            concat = canonical_dims("all_to_all", "concat_axis", (concat_axis,), ndim)[0]
+                raise ShapeError("all_to_all", f"split_axis {split_axis} of shape {aval.shape} "
+                                               f"has size {size}, not a multiple of the {n} "
+                                               f"replicas of {axis_name!r}")
             return all_to_all(leaf, split, concat, n)
         if size != n:
-            raise ShapeError("all_to_all", f"split_axis {split_axis} of shape "
-                                           f"{abstractify(leaf).shape} has size {size}, not the "
-                                           f"{n} replicas of {axis_name!r} (or pass tiled=True)")
+            raise ShapeError("all_to_all", f"split_axis {split_axis} of shape {aval.shape} has "
+                                           f"size {size}, not the {n} replicas of "
+                                           f"{axis_name!r} (or pass tiled=True)")
         # the new dimension goes in as a size-1 one, XLA's AllToAll fills it,
         # and the split dimension (now of size 1) goes
-        concat = canonical_dims("all_to_all", "concat_axis", (concat_axis,), ndim)[0]
         if split == concat:
             return all_to_all(leaf, split, split, n)
         if split < concat:
@@ -908,11 +907,7 @@ def _point_to_point(eq: Any, grid: ProcessGrid, ins: list[list[Any]],
     the next value queued for it (processes that are no target get zeros)."""
     p = eq.params
     pairs, channel = p["source_target_pairs"], p["channel_id"]
-    beyond = sorted({i for pair in pairs for i in pair if i >= grid.size})
-    if beyond:
-        raise ValueError(f"{eq.primitive.name} on channel {channel}: source_target_pairs "
-                         f"{pairs} name process(es) {beyond} beyond the {grid.size} of the "
-                         f"program")
+    se.check_pair_ids(eq.primitive.name, pairs, channel, grid.size)
 
     def box(source: int, target: int) -> se.HostQueue:
         key = (channel, source, target)

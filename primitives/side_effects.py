@@ -142,11 +142,7 @@ def _take(op: str, queue: HostQueue, shape: Shape) -> Any:
     except HostTransferError as e:
         raise HostTransferError(f"{op}: {e}; nothing to read a {_type_text(shape)} value "
                                 f"from") from None
-    got = _host_shape(value, shape)
-    if not _same_type(got, shape):
-        raise HostTransferError(f"{op}: the {queue.name} held a {_type_text(got)} value, the "
-                                f"program reads {_type_text(shape)}")
-    return value
+    return check_received(op, value, shape, f"the {queue.name} held")
 
 
 def _as_shape(op: str, what: str, spec: Any) -> Shape:
@@ -297,14 +293,21 @@ def _send_rule(operand: AbstractValue, token: AbstractValue, *, channel_id: int,
     return TOKEN
 
 
+def check_pair_ids(op: str, pairs: tuple, channel_id: int, size: int) -> None:
+    """Raise unless every process ``source_target_pairs`` names is one of the
+    ``size`` processes of the program."""
+    beyond = sorted({i for pair in pairs for i in pair if i >= size})
+    if beyond:
+        where = ("1 process of this program (run several with compile.pmap or "
+                 "run_replicated)" if size == 1 else f"{size} of the program")
+        raise ValueError(f"{op} on channel {channel_id}: source_target_pairs {pairs} name "
+                         f"process(es) {beyond} beyond the {where}")
+
+
 def _one_process_peer(op: str, pairs: tuple, channel_id: int) -> bool:
     """For a program of one process (0): whether it sends to (receives from)
     itself; pairs naming other processes are an error."""
-    beyond = sorted({i for pair in pairs for i in pair if i != 0})
-    if beyond:
-        raise ValueError(f"{op} on channel {channel_id}: source_target_pairs {pairs} name "
-                         f"process(es) {beyond} beyond the 1 process of this program (run "
-                         f"several with compile.pmap or run_replicated)")
+    check_pair_ids(op, pairs, channel_id, 1)
     return (0, 0) in pairs
 
 
@@ -371,12 +374,13 @@ def zeros_value(shape: Shape) -> Any:
     return np.zeros(shape.dimensions, shape.element_type.numpy_dtype)
 
 
-def check_received(op: str, value: Any, shape: Shape, source: str) -> Any:
-    """``value`` (received from ``source``) if it has ``shape``'s type."""
+def check_received(op: str, value: Any, shape: Shape, origin: str) -> Any:
+    """``value`` if it has ``shape``'s type; ``origin`` says where it came
+    from in the error ("replica 0 sent", "the infeed queue held")."""
     got = _host_shape(value, shape)
     if not _same_type(got, shape):
-        raise HostTransferError(f"{op}: {source} sent a {_type_text(got)} value, the program "
-                                f"reads {_type_text(shape)}")
+        raise HostTransferError(f"{op}: {origin} a {_type_text(got)} value, the program reads "
+                                f"{_type_text(shape)}")
     return value
 
 

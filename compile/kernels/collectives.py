@@ -38,8 +38,8 @@ from tracer.shapes import PrimitiveType as PT
 
 from ..codegen import LoweringContext, literal_text, lowerings
 from .control_flow import as_layout, token_buffer
-from .side_effects import _HOST_PARAMS, _bind, _host_block, _register, _to_eager, _to_kernel, \
-    _tuple_text, _value
+from .side_effects import _HOST_PARAMS, _bind, _host_block, _module, _register, _to_eager, \
+    _to_kernel, _tuple_text, _value
 
 __all__ = ["host_collective", "host_all_reduce_into", "host_all_reduce_shared", "host_send_to",
            "host_recv_from", "host_zeros"]
@@ -197,12 +197,7 @@ def _paired(host_channel_lowering, lower_paired):
             if se._one_process_peer(eq.primitive.name, pairs, channel_id):
                 return host_channel_lowering(ctx, eq)
             return lower_paired(ctx, eq)
-        size = ctx.process_grid.size
-        beyond = sorted({i for pair in pairs for i in pair if i >= size})
-        if beyond:
-            raise ValueError(f"{eq.primitive.name} on channel {channel_id}: "
-                             f"source_target_pairs {pairs} name process(es) {beyond} beyond "
-                             f"the {size} of the program")
+        se.check_pair_ids(eq.primitive.name, pairs, channel_id, ctx.process_grid.size)
         lower_paired(ctx, eq)
     return lower
 
@@ -212,7 +207,7 @@ def _lower_send_to(ctx: LoweringContext, eq: Equation) -> None:
     if ctx.process_grid is not None:
         p = eq.params
         key = _register("send_to", (operand.aval.shape, p["channel_id"], p["source_target_pairs"]))
-        _host_block(ctx, f"{_module_text()}.host_send_to", [key], [_value(ctx, operand)], [])
+        _host_block(ctx, f"{_module(_MODULE)}.host_send_to", [key], [_value(ctx, operand)], [])
     ctx.bind_name(eq.outputs[0], token_buffer(ctx))
 
 
@@ -220,17 +215,13 @@ def _lower_recv_from(ctx: LoweringContext, eq: Equation) -> None:
     p = eq.params
     shape = p["shape"]
     if ctx.process_grid is not None:
-        function = f"{_module_text()}.host_recv_from"
+        function = f"{_module(_MODULE)}.host_recv_from"
         key = _register("recv_from", (shape, p["channel_id"], p["source_target_pairs"]))
     else:
-        function, key = f"{_module_text()}.host_zeros", _register("zeros", shape)
+        function, key = f"{_module(_MODULE)}.host_zeros", _register("zeros", shape)
     (value,) = _host_block(ctx, function, [key], [], [shape])
     _bind(ctx, eq.outputs[0], value, shape)
     ctx.bind_name(eq.outputs[1], token_buffer(ctx))
-
-
-def _module_text() -> str:
-    return f"__import__({_MODULE!r}, fromlist=['_'])"
 
 
 def _row_major(shapes) -> bool:
@@ -248,7 +239,7 @@ def _replicated(single_process):
         out_shapes = tuple(v.aval.strip_layout().shape for v in eq.outputs)
         key = _register("collective", (eq.primitive, dict(eq.params), in_shapes, out_shapes),
                         identity=(eq.primitive, _params_key(eq.params), in_shapes, out_shapes))
-        module = _module_text()
+        module = _module(_MODULE)
         operands = _tuple_text([_value(ctx, a) for a in eq.inputs])
         if eq.primitive is co.all_reduce_p and _row_major(in_shapes) and \
                 _row_major(v.aval.shape for v in eq.outputs):

@@ -83,10 +83,8 @@ def _alloc_like(ctx: LoweringContext, shape: Shape, *, own: bool = False) -> Var
     """A new buffer for a value of ``shape``, padding initialised as the layout
     says (``own``: never a workspace slice)."""
     var = Var(AbstractValue(shape))
-    if own:
-        ctx.results.add(var)
     layout = shape.layout
-    ctx.alloc(var, zero=bool(layout.padded_dimensions or layout.tiles))
+    ctx.alloc(var, zero=bool(layout.padded_dimensions or layout.tiles), own=own)
     if layout.padding_value not in (None, 0):
         ctx.emit(f"{ctx.name(var)}[:] = {literal_text(layout.padding_value, shape.element_type)}")
     return var
@@ -151,8 +149,7 @@ def _assign(ctx: LoweringContext, targets: Sequence[str], values: Sequence[str])
         ctx.emit(f"{', '.join(targets)} = {', '.join(values)}")
 
 
-def _result(ctx: LoweringContext, graph: Graph, atom: Atom, shape: Shape,
-            keep: Sequence[Var] = ()) -> str:
+def _result(ctx: LoweringContext, atom: Atom, shape: Shape, keep: Sequence[Var] = ()) -> str:
     """The buffer of sub-graph result ``atom`` as a value of ``shape`` that the
     op may hand out: ``atom``'s buffer when it is its own (``ctx.owned``) or
     one of the parameters in ``keep``, else a copy (a parameter's, a
@@ -268,7 +265,7 @@ def _lower_while(ctx: LoweringContext, eq: Equation) -> None:
         ctx.emit("    break")
         ctx.inline_graph(body, carry + bc)
         keep = rotating.keep(carry_params)
-        new = [_result(ctx, body, a, s, keep=keep) for a, s in zip(body.out_atoms, carry_shapes)]
+        new = [_result(ctx, a, s, keep=keep) for a, s in zip(body.out_atoms, carry_shapes)]
         _assign(ctx, carry, new)
         rotating.swap()
     _bind_outputs(ctx, eq.outputs, carry, carry_shapes, init)
@@ -290,7 +287,7 @@ def _lower_conditional(ctx: LoweringContext, eq: Equation) -> None:
         graph = branches[b]
         ctx.emit("pass")
         ctx.inline_graph(graph, _operand_buffers(ctx, groups[b], graph.in_vars))
-        _assign(ctx, results, [_result(ctx, graph, a, s) for a, s in zip(graph.out_atoms, shapes)])
+        _assign(ctx, results, [_result(ctx, a, s) for a, s in zip(graph.out_atoms, shapes)])
 
     sel = ctx.read(selector, [])
     if selector.aval.element_type.name == "PRED":
@@ -348,8 +345,7 @@ def _lower_scan(ctx: LoweringContext, eq: Equation) -> None:
             with ctx.loops(shape, prefix=ctx.fresh("j") + "_") as idx:
                 ctx.write(y, [i] + idx, ctx.read(atom, idx))
         keep = rotating.keep(carry_params)
-        new = [_result(ctx, body, a, s, keep=keep)
-               for a, s in zip(body.out_atoms[:ncarry], carry_shapes)]
+        new = [_result(ctx, a, s, keep=keep) for a, s in zip(body.out_atoms[:ncarry], carry_shapes)]
         _assign(ctx, carry, new)
         rotating.swap()
     _bind_outputs(ctx, eq.outputs[:ncarry], carry, carry_shapes, init)

@@ -16,10 +16,11 @@ the host: they read or fill the host-side queues of
 ``channels``) or run a Python function registered with
 ``register_custom_call_target``.  They are lowered to calls of small jitted
 helpers holding a ``with objmode(...):`` block (Numba's object mode, holding
-the GIL) that calls the ``host_*`` functions of this module, which convert between kernel buffers and the eager
-values the queues and targets hold, with the same checks as the reference
-semantics.  Every other op here stays in nopython code.  The generated module
-must import ``objmode``: its header needs ``from numba import njit, objmode``.
+the GIL) that calls the ``host_*`` functions of this module, which convert
+between kernel buffers and the eager values the queues and targets hold, with
+the same checks as the reference semantics.  Every other op here stays in
+nopython code.  The generated module must import ``objmode``: its header
+needs ``from numba import njit, objmode``.
 """
 from __future__ import annotations
 
@@ -252,8 +253,9 @@ def _host_block(ctx: LoweringContext, function: str, constants: Sequence[Any],
     return [build(s) for s in results]
 
 
-def _module() -> str:
-    return f"__import__({_MODULE!r}, fromlist=['_'])"
+def _module(name: str = _MODULE) -> str:
+    """Source text naming the module ``name`` in generated code (where host functions live)."""
+    return f"__import__({name!r}, fromlist=['_'])"
 
 
 def _value(ctx: LoweringContext, atom: Var | Literal) -> str:
