@@ -12,7 +12,9 @@ from __future__ import annotations
 import functools
 import importlib
 import itertools
+import os
 import threading
+import time
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -25,11 +27,12 @@ from tracer.shapes import PrimitiveType, Shape
 from tracer.tracing import Signature, _argument_names, split_static, trace_with_signature
 
 from . import kernels  # noqa: F401  (registers the lowerings)
-from .cache import load_module
+from .cache import has_cached_code, load_cached_overload, load_code_of, load_module
 from .codegen import generate_source
 from .fusion import fusion_roots
 from .layout_assignment import assign_layouts
 from .runtime import Array, as_layout, to_buffer
+from .tiers import TieredProgram, compile_in_background, log, log_level
 
 __all__ = ["jit", "JittedFunction", "Lowered", "Compiled"]
 
@@ -39,14 +42,16 @@ _names = itertools.count()
 class Compiled:
     """A graph compiled to one Numba function over physical buffers."""
 
-    def __init__(self, graph: Graph, out_shapes: Sequence[Shape], *, process_grid: Any = None):
+    def __init__(self, graph: Graph, out_shapes: Sequence[Shape], *, process_grid: Any = None,
+                 load_code: bool = True):
         self.graph = graph = assign_layouts(graph)
         self.out_shapes = tuple(out_shapes)
         func_name = f"{graph.name}_{next(_names)}"
         code = generate_source(graph, self.out_shapes, "graph_fn", process_grid=process_grid)
         self.fused = code.fused
         self.source = _module_source(code.source, parallel=code.parallel)
-        module = load_module(self.source)
+        self._module = module = load_module(self.source, load_code=load_code)
+        self.module_path = module.__file__
         self._fn = module.graph_fn
         self._converters = tuple(_buffer_converter(av) for av in graph.in_avals)
         self._consts = tuple(_kernel_view(to_buffer(value, var.aval))
@@ -61,6 +66,43 @@ class Compiled:
         # idle workspaces (one per concurrent call), with their address ranges
         self._workspaces: list[tuple[np.ndarray, int, int]] = []
         self._name = func_name
+        self._types: tuple | None = None
+
+    # -- machine code --------------------------------------------------------------
+    def argument_types(self) -> tuple:
+        """The Numba types of the generated function's arguments: the
+        parameters' buffers, the constants, the workspace and the run-time sizes."""
+        if self._types is None:
+            import numba
+            from numba.core import types as nt
+            extra = [nt.Array(nt.uint8, 1, "C")] if self._workspace_bytes else []
+            if self._dynamic_inputs:
+                extra.append(nt.Array(nt.int64, 1, "C"))
+            self._types = tuple([_buffer_type(av.shape) for av in self.graph.in_avals] +
+                                [numba.typeof(c) for c in self._consts] + extra)
+        return self._types
+
+    def has_code(self) -> bool:
+        """Whether machine code for the arguments is loaded (from the disk
+        cache or compiled here): a call will not wait for Numba."""
+        types = self.argument_types()
+        if types in self._fn.overloads:
+            return True
+        if not has_cached_code(self._fn):
+            return False
+        load_code_of(self._module)  # the symbols the code links against, then the code
+        return types in self._fn.overloads or load_cached_overload(self._fn, types)
+
+    def compile_now(self) -> None:
+        """Compile here and now, unless the code is already loaded."""
+        if self.has_code():
+            log.log(log_level(), "%s: loaded from the disk cache", self._name)
+            return
+        start = time.perf_counter()
+        load_code_of(self._module)
+        self._fn.compile(self.argument_types())
+        log.log(log_level(), "%s: compiled %d generated lines in %.2f s", self._name,
+                self.source.count("\n"), time.perf_counter() - start)
 
     def call_flat(self, leaves: Sequence[Any]) -> list[Any]:
         buffers = [convert(x) for convert, x in zip(self._converters, leaves)]
@@ -163,16 +205,36 @@ def _buffer_converter(aval: AbstractValue) -> Callable[[Any], Any]:
         elements = tuple(_buffer_converter(AbstractValue(s)) for s in aval.shape.tuple_shapes)
         return lambda x: tuple(convert(e) for convert, e in zip(elements, x))
     if aval.element_type is PrimitiveType.F16:
-        return lambda x: to_buffer(x, aval).view(np.uint16)
+        return lambda x: _writable_buffer(x, aval).view(np.uint16)
     if aval.shape.is_array and aval.shape.has_default_layout:
         dtype = aval.dtype
 
         def convert(x: Any) -> np.ndarray:
-            if type(x) is np.ndarray and x.dtype == dtype and x.flags.c_contiguous:
+            if type(x) is np.ndarray and x.dtype == dtype and x.flags.c_contiguous \
+                    and x.flags.writeable:
                 return x.reshape(-1)
-            return to_buffer(x, aval)
+            return _writable_buffer(x, aval)
         return convert
-    return functools.partial(to_buffer, aval=aval)
+    return functools.partial(_writable_buffer, aval=aval)
+
+
+def _writable_buffer(x: Any, aval: AbstractValue) -> np.ndarray:
+    """``x``'s physical buffer, copied if it is read-only: the compiled code
+    takes writable buffers (a read-only one would need code of its own)."""
+    buffer = to_buffer(x, aval)
+    return buffer if buffer.flags.writeable else buffer.copy()
+
+
+def _buffer_type(shape: Shape) -> Any:
+    """The Numba type of the buffer (or tuple of buffers) holding a value of ``shape``."""
+    from numba.core import types as nt
+    from numba.np.numpy_support import from_dtype
+    if shape.is_token:
+        return nt.Array(nt.boolean, 1, "C")
+    if shape.is_tuple:
+        return nt.BaseTuple.from_types([_buffer_type(s) for s in shape.tuple_shapes])
+    dtype = np.dtype(np.uint16) if shape.element_type is PrimitiveType.F16 else shape.dtype
+    return nt.Array(from_dtype(dtype), 1, "C")
 
 
 def _leaf_key(x: Any) -> Any:
@@ -243,16 +305,20 @@ class Lowered:
         return self.graph.as_text()
 
     def compile(self) -> Compiled:
-        return Compiled(self.graph, self.out_shapes)
+        """The compiled program, its machine code built (or loaded) before this returns."""
+        compiled = Compiled(self.graph, self.out_shapes)
+        compiled.compile_now()
+        return compiled
 
 
 class JittedFunction:
     """The result of ``jit(f)``: calls compile once per signature."""
 
     def __init__(self, fn: Callable, *, static_argnums=None, static_argnames=None,
-                 in_layouts=None, out_layouts=None):
+                 in_layouts=None, out_layouts=None, tiered: bool | None = None):
         functools.update_wrapper(self, fn)
         self.fn = fn
+        self.tiered = tiered
         self.static_argnums = static_argnums
         self.static_argnames = static_argnames
         self.in_layouts = in_layouts
@@ -328,16 +394,53 @@ class JittedFunction:
         graph = self._trace(signature, dyn_args, dyn_kwargs)
         return Lowered(graph, self._out_shapes(graph))
 
-    def _compiled_for(self, signature: Signature, dyn_args: tuple, dyn_kwargs: dict) -> Compiled:
+    def _compiled_for(self, signature: Signature, dyn_args: tuple, dyn_kwargs: dict
+                      ) -> Compiled | TieredProgram:
         compiled = self._cache.get(signature)
         if compiled is None:
             with self._lock:  # one trace and one compile per signature, whatever the threads
                 compiled = self._cache.get(signature)
                 if compiled is None:
+                    start = time.perf_counter()
                     graph = self._trace(signature, dyn_args, dyn_kwargs)
-                    compiled = Compiled(graph, self._out_shapes(graph))
+                    log.log(log_level(), "%s: traced %d equations in %.1f ms", self.__name__,
+                            len(graph.equations), 1e3 * (time.perf_counter() - start))
+                    out_shapes = self._out_shapes(graph)
+                    if self._is_tiered():
+                        compiled = self._start_tiers(graph, out_shapes)
+                    else:
+                        compiled = Compiled(graph, out_shapes)
+                        compiled.compile_now()
                     self._cache[signature] = compiled
         return compiled
+
+    def _is_tiered(self) -> bool:
+        if self.tiered is not None:
+            return self.tiered
+        return os.environ.get("NUMXLA_TIERED", "1").strip().lower() not in ("0", "false", "no")
+
+    def _start_tiers(self, graph: Graph, out_shapes: list[Shape]) -> Compiled | TieredProgram:
+        """The compiled program when its machine code is in the disk cache;
+        otherwise a program served by tier 0 while it compiles in the background."""
+        program = TieredProgram(graph, out_shapes, self.__name__)
+        try:
+            compiled = Compiled(graph, out_shapes, load_code=False)
+            if compiled.has_code():
+                log.log(log_level(), "%s: loaded from the disk cache", self.__name__)
+                return compiled
+        except Exception as error:  # no code generator for some op: eager it is
+            program.fail(f"{type(error).__name__}: {error}")
+            return program
+        compile_in_background(compiled, program, lambda c: self._replace(program, c))
+        return program
+
+    def _replace(self, program: TieredProgram, compiled: Compiled) -> None:
+        """Put ``compiled`` wherever ``program`` is cached."""
+        with self._lock:
+            for cache in (self._cache, self._fast_cache, self._flat_cache):
+                for key, value in list(cache.items()):
+                    if value is program:
+                        cache[key] = compiled
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs and not self._has_static:
@@ -368,8 +471,13 @@ class JittedFunction:
         return compiled.graph.out_tree.unflatten(compiled.call_flat(leaves))
 
     def cache_size(self) -> int:
-        """How many signatures have been compiled."""
+        """How many signatures have been traced (each compiled, or compiling)."""
         return len(self._cache)
+
+    def programs(self) -> list[Compiled | TieredProgram]:
+        """The program of each traced signature: a ``Compiled``, or a
+        ``TieredProgram`` while its compiled code builds (or if it failed)."""
+        return list(self._cache.values())
 
 
 class _OutputTree:
@@ -392,8 +500,14 @@ class _OutputTree:
 
 def jit(fn: Callable | None = None, *, static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None, in_layouts: Any = None,
-        out_layouts: Any = None) -> Any:
+        out_layouts: Any = None, tiered: bool | None = None) -> Any:
     """Compile ``fn`` with Numba, once per abstract signature.
+
+    ``tiered`` (default: ``NUMXLA_TIERED``, on unless it is ``0``): the first
+    calls of a signature whose code is not in the disk cache run at once
+    through the reference semantics while the compiled program builds in a
+    background process; calls switch to it when it is ready.
+    ``tiered=False`` waits for the compiled program instead.
 
     ``in_layouts``: one entry per positional argument — ``None``, a
     ``Layout``, layout text (``"{0,1}"``), shape text
@@ -404,6 +518,6 @@ def jit(fn: Callable | None = None, *, static_argnums: int | Sequence[int] | Non
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, in_layouts=in_layouts,
-                                 out_layouts=out_layouts)
+                                 out_layouts=out_layouts, tiered=tiered)
     return JittedFunction(fn, static_argnums=static_argnums, static_argnames=static_argnames,
-                          in_layouts=in_layouts, out_layouts=out_layouts)
+                          in_layouts=in_layouts, out_layouts=out_layouts, tiered=tiered)

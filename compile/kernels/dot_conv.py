@@ -50,7 +50,7 @@ import itertools
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from primitives import dot_conv
 from tracer.graph import Equation, Literal, Var
@@ -60,12 +60,14 @@ from ..codegen import LoweringContext, dtype_name, lowerings
 from .alloc import empty_buf, zeros_buf  # noqa: F401  (generated code calls them)
 from .blas import dot_blas
 
-__all__ = ["matmul_loop", "conv_blas", "conv_loop"]
+__all__ = ["matmul_loop", "conv_blas", "conv_loop", "conv_blas_f32", "conv_blas_f64",
+           "conv_blas_c64", "conv_blas_c128"]
 
 # Generated code calls dot_blas through its pre-compiled entry for the type
 # (:mod:`compile.extern`), not a copy linked into the graph.
 _DOT_ENTRY = {np.dtype(np.float32): "dot_blas_f32", np.dtype(np.float64): "dot_blas_f64",
               np.dtype(np.complex64): "dot_blas_c64", np.dtype(np.complex128): "dot_blas_c128"}
+_CONV_ENTRY = {dtype: name.replace("dot_", "conv_") for dtype, name in _DOT_ENTRY.items()}
 
 # Bytes of im2col patch matrix per chunk: enough rows for BLAS to run at
 # speed, few enough to stay in the L1/L2 cache between being gathered and
@@ -445,7 +447,7 @@ def _lower_conv(ctx: LoweringContext, eq: Equation) -> None:
         geometry += [ld[lhs_spec[2 + i]], od[out_spec[2 + i]], taps[i], p["window_strides"][i],
                      p["padding"][i][0], p["lhs_dilation"][i], p["rhs_dilation"][i]]
     geometry += [xs[d] for d in lhs_order] + [ys[d] for d in out_order] + kernel + [og]
-    helper = "conv_blas" if acc.kind in "fc" else "conv_loop"
+    helper = _CONV_ENTRY.get(acc, "conv_loop")
     ctx.emit(f"{helper}({x}, {wk}, {y}, np.array({geometry}, np.int64))")
     if not direct:
         with ctx.loops(out.aval.shape) as idx:
@@ -748,6 +750,27 @@ def conv_loop(x, w, y, geo):
                 for o in range(og):
                     y[off + o * yo] = cm[rr, o]
 
+
+@njit(cache=True, nogil=True)
+def _conv_blas_entry(x, w, y, geo):
+    """:func:`conv_blas` as its own cached function, for :func:`_conv_entry`."""
+    conv_blas(x, w, y, geo)
+
+
+def _conv_entry(suffix: str, dtype):
+    """:func:`conv_blas` for C-contiguous ``dtype`` buffers, called through a
+    symbol (:mod:`compile.extern`): linked into every graph that convolves, it
+    was optimised again each time (~1.5 s of LLVM per convolution)."""
+    from ..extern import Entry
+    arr = types.Array(dtype, 1, "C")
+    sig = (arr, arr, arr, types.Array(types.int64, 1, "C"))
+    return Entry(f"conv_blas_{suffix}", _conv_blas_entry, sig, outputs=(2,)).make_intrinsic()
+
+
+conv_blas_f32 = _conv_entry("f32", types.float32)
+conv_blas_f64 = _conv_entry("f64", types.float64)
+conv_blas_c64 = _conv_entry("c64", types.complex64)
+conv_blas_c128 = _conv_entry("c128", types.complex128)
 
 lowerings[dot_conv.dot_general_p] = _lower_dot_general
 lowerings[dot_conv.conv_general_dilated_p] = _lower_conv
