@@ -114,7 +114,8 @@ def main() -> None:
         print(f"  {op:24s} x{text.count(' ' + op + '(')}")
     start = time.perf_counter()
     step(params, images, labels)
-    print(f"first call (trace + Numba compile, or load from the disk cache): "
+    print(f"first call (trace, then the reference semantics while Numba compiles in the "
+          f"background, or the compiled code from the disk cache): "
           f"{time.perf_counter() - start:.2f} s\n")
     print("Training the CNN with plain SGD on generated shapes:")
     losses = train()

@@ -20,26 +20,16 @@ import numpy as np
 
 from tracer.core import Primitive
 from tracer.graph import Equation, Graph, Literal, Var
-from tracer.printer import format_param
+from tracer.printer import equation_text, value_names
 from tracer.shapes import PrimitiveType, Shape
 
-from .fusion import fused_reads, plan_fusion
+from .fusion import plan_fusion
+from .registry import (Lowering, ScalarExpr, dynamic_lowerings, fused_reads, lowerings,  # noqa: F401
+                       scalar_exprs)
 from .layout_index import linear_index_expr, loop_order
 
 __all__ = ["lowerings", "dynamic_lowerings", "scalar_exprs", "LoweringContext", "generate_source", "dtype_name",
            "literal_text", "storage_dtype_name"]
-
-Lowering = Callable[["LoweringContext", Equation], None]
-lowerings: dict[Primitive, Lowering] = {}
-# Lowerings for equations with bounded dynamic dimensions (kernels/dynamic.py).
-dynamic_lowerings: dict[Primitive, Lowering] = {}
-
-# Element-wise primitives as scalar expressions:
-# (operand element type, params, *operand texts) -> text.  Used by the
-# element-wise loop lowering and to inline scalar computations (reducers,
-# comparators, scatter updates) into the loops of the ops that apply them.
-ScalarExpr = Callable[..., str]
-scalar_exprs: dict[Primitive, ScalarExpr] = {}
 
 # 16-bit floats: buffers hold uint16 words, kernels compute in f32 (see kernels/float16.py).
 _HALF = {PrimitiveType.F16: ("f16_to_f32", "f32_to_f16"),
@@ -94,8 +84,12 @@ def _float_text(v: float) -> str:
 class LoweringContext:
     """What a lowering rule writes with: buffer names, loops, element access."""
 
-    def __init__(self, graph: Graph, process_grid: Any = None):
+    def __init__(self, graph: Graph, process_grid: Any = None, *, positional_names: bool = False):
         self.graph = graph
+        # names of values for the equations' comments (``%mul.17``); a cluster
+        # kernel's parameters are ``%p0, %p1...``, so its text is the same
+        # wherever the cluster occurs
+        self.value_names = value_names(graph, positional=positional_names)
         # A program of several processes (``compile.pmap``): collectives
         # exchange data with the other processes at run time.
         self.process_grid = process_grid
@@ -134,6 +128,7 @@ class LoweringContext:
         # A loop's new carries written alternately into two workspace slots
         # (``control_flow._RotatingCarries``): body result -> the slot's name.
         self.carry_slots: dict[Var, str] = {}
+        self.slotted: dict[Var, str] = {}  # value -> the name of its carry slot, once allocated
         self.runtime_sizes: dict[Var, list[str]] = {}  # see kernels/dynamic.py
         # module-level jitted functions the graph's function calls (source
         # texts, each with its decorator): see kernels/side_effects._host_block
@@ -181,6 +176,7 @@ class LoweringContext:
             # (its own until the loop ends: see control_flow._RotatingCarries)
             if slot is not None:
                 self.owned.add(var)
+                self.slotted[var] = name
             self.emit(f"{name} = {slot or self.workspace_slice(nbytes, dtype)}")
             if zero:
                 self.emit(f"{name}[:] = 0")
@@ -318,6 +314,7 @@ class LoweringContext:
             self._names[var] = name
         for var, value in zip(graph.const_vars, graph.const_values):
             self.constant(var, value)
+        self.value_names.update(value_names(graph, positional=True))
         self._inlined_results.append({a for a in graph.out_atoms if isinstance(a, Var)})
         try:
             self.lower_equations(graph.equations, graph.out_atoms)
@@ -403,9 +400,8 @@ def default_shape(shape: Shape) -> Shape:
 
 
 def equation_comment(eq: Equation, ctx: LoweringContext) -> str:
-    outs = ", ".join(str(o.aval.shape) for o in eq.outputs)
-    params = ", ".join(f"{k}={format_param(v)}" for k, v in eq.params.items() if v is not None)
-    return f"# {outs} = {eq.primitive.name}({params})"
+    """The equation as HLO-like text, its values named as the graph's text names them."""
+    return "# " + equation_text(eq, ctx.value_names)
 
 
 class GeneratedCode(NamedTuple):
@@ -419,11 +415,17 @@ class GeneratedCode(NamedTuple):
 
 
 def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *,
-                    process_grid: Any = None) -> GeneratedCode:
+                    process_grid: Any = None, output_params: bool = False) -> GeneratedCode:
     """The function computing ``graph``, its results in the layouts of
     ``out_shapes`` (what the caller wants); ``process_grid``: the processes
-    of an SPMD program (``None``: one process)."""
-    ctx = LoweringContext(graph, process_grid)
+    of an SPMD program (``None``: one process).
+
+    ``output_params``: the results are written into buffers the caller
+    passes (parameters ``o0, o1...`` after the inputs and constants), and the
+    function returns nothing — a cluster kernel of a program
+    (:mod:`compile.program`), whose caller places them (the workspace, a
+    result buffer) so that the code does not depend on where they live."""
+    ctx = LoweringContext(graph, process_grid, positional_names=output_params)
     params = []
     dynamic_inputs = 0  # run-time sizes of dynamic parameters arrive in ``dsz``
     for i, v in enumerate(graph.in_vars):
@@ -439,9 +441,20 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *
             ctx.set_sizes(v, sizes)
     for v, value in zip(graph.const_vars, graph.const_values):
         ctx.constant(v, value)
+    outputs = [f"o{i}" for i in range(len(out_shapes))] if output_params else []
+    inputs = set(graph.in_vars) | set(graph.const_vars)
+    for atom, shape, name in zip(graph.out_atoms, out_shapes, outputs):
+        if isinstance(atom, Var) and atom not in inputs and atom.aval.shape == shape:
+            ctx.carry_slots.setdefault(atom, name)  # the producer writes it in place
     ctx.lower_equations(graph.equations, graph.out_atoms)
-    results = [_emit_result(ctx, atom, shape) for atom, shape in zip(graph.out_atoms, out_shapes)]
-    params += [f"c{i}" for i in range(len(ctx.constants))]
+    if output_params:
+        for atom, shape, name in zip(graph.out_atoms, out_shapes, outputs):
+            _emit_into(ctx, atom, shape, name)
+        results = []
+    else:
+        results = [_emit_result(ctx, atom, shape)
+                   for atom, shape in zip(graph.out_atoms, out_shapes)]
+    params += [f"c{i}" for i in range(len(ctx.constants))] + outputs
     if ctx.workspace_bytes:
         params.append("ws")
     if dynamic_inputs:
@@ -456,12 +469,34 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *
             ctx.emit(f"{sizes}[{k}] = {n}")
         results.append(sizes)
     body = "\n".join(ctx.lines) or "    pass"
-    ret = ", ".join(results) + ("," if len(results) == 1 else "")
+    if output_params:
+        ret = "    return\n"
+    else:
+        ret = "    return (" + ", ".join(results) + ("," if len(results) == 1 else "") + ")\n"
     helpers = "".join(f"\n\n{text}\n" for text in ctx.helper_functions)
-    return GeneratedCode(f"def {func_name}({', '.join(params)}):\n{body}\n    return ({ret})\n"
-                         f"{helpers}",
+    return GeneratedCode(f"def {func_name}({', '.join(params)}):\n{body}\n{ret}{helpers}",
                          ctx.constants, ctx.fused, ctx.parallel, ctx.workspace_bytes,
                          bool(dynamic_inputs), dynamic_results)
+
+
+def _emit_into(ctx: LoweringContext, atom: Var | Literal, shape: Shape, name: str) -> None:
+    """Make the output parameter ``name`` hold ``atom`` in ``shape``'s layout
+    (nothing to do when its producer wrote it there)."""
+    if isinstance(atom, Var) and ctx.carry_slots.get(atom) == name and \
+            ctx.slotted.get(atom) == ctx.name(atom):
+        return  # its producer allocated it there and it is still bound to it
+    out = Var(atom.aval.__class__(shape))
+    ctx.bind_name(out, name)
+    if shape.layout.padding_value not in (None, 0):
+        ctx.emit(f"{name}[:] = {literal_text(shape.layout.padding_value, shape.element_type)}")
+    elif shape.layout.padded_dimensions or shape.layout.tiles:
+        ctx.emit(f"{name}[:] = 0")
+    if isinstance(atom, Var):
+        from .kernels.shape_ops import copy_value  # blocked loops; 16-bit words kept
+        copy_value(ctx, atom, out)
+    else:
+        with ctx.loops(shape) as idx:
+            ctx.write(out, idx, ctx.read(atom, idx))
 
 
 def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str:

@@ -11,7 +11,7 @@ producer's own operands are read the same way, recursively.  A chain
 pass.  Since a fused value has no buffer, it has no layout either: only the
 values a loop reads from memory or writes to memory have one.
 
-Rules, per primitive, in two tables filled by the kernel modules:
+Rules, per primitive, in tables of :mod:`compile.registry` filled by the kernel modules:
 
 * :data:`fused_reads` — how to compute one element of the producer's result
   as source text, given its index (the producers that may be fused);
@@ -28,25 +28,15 @@ that recomputing it per consumer costs less than a round trip to memory.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Callable, Collection, Sequence
+from typing import Collection, Sequence
 
-from tracer.core import Primitive
 from tracer.graph import Atom, Equation, Var
 
-if TYPE_CHECKING:
-    from .codegen import LoweringContext
+from .registry import (cheap_producers, fused_reads, fusion_consumers,  # noqa: F401
+                       rereading_consumers)
 
 __all__ = ["fused_reads", "fusion_consumers", "cheap_producers", "rereading_consumers",
            "plan_fusion", "fusion_roots"]
-
-FusedRead = Callable[["LoweringContext", Equation, Sequence[str]], str]
-fused_reads: dict[Primitive, FusedRead] = {}
-fusion_consumers: set[Primitive] = set()
-cheap_producers: set[Primitive] = set()
-# consumers that may read an operand element more than once (overlapping
-# windows): only cheap producers are fused into them
-rereading_consumers: set[Primitive] = set()
-
 
 def plan_fusion(equations: Sequence[Equation], results: Sequence[Atom],
                 exclude: Collection[Var] = ()) -> dict[Var, Equation]:

@@ -10,7 +10,6 @@ another ``jit``, or under ``grad``), a jitted function is traced inline.
 from __future__ import annotations
 
 import functools
-import importlib
 import itertools
 import os
 import threading
@@ -27,10 +26,11 @@ from tracer.shapes import PrimitiveType, Shape
 from tracer.tracing import Signature, _argument_names, split_static, trace_with_signature
 
 from . import kernels  # noqa: F401  (registers the lowerings)
-from .cache import has_cached_code, load_cached_overload, load_code_of, load_module
-from .codegen import generate_source
+from .background import PARALLEL_MIN_KERNELS, compile_in_parallel
+from .cache import disk_cache_usable
 from .fusion import fusion_roots
-from .layout_assignment import assign_layouts
+from .pipeline import lower, optimize
+from .program import GraphProgram, KernelCall
 from .runtime import Array, as_layout, to_buffer
 from .tiers import TieredProgram, compile_in_background, log, log_level
 
@@ -40,77 +40,62 @@ _names = itertools.count()
 
 
 class Compiled:
-    """A graph compiled to one Numba function over physical buffers."""
+    """A graph compiled to a program of Numba kernels over physical buffers
+    (:mod:`compile.pipeline`)."""
 
     def __init__(self, graph: Graph, out_shapes: Sequence[Shape], *, process_grid: Any = None,
                  load_code: bool = True):
-        self.graph = graph = assign_layouts(graph)
+        self.graph = graph = optimize(graph)
         self.out_shapes = tuple(out_shapes)
-        func_name = f"{graph.name}_{next(_names)}"
-        code = generate_source(graph, self.out_shapes, "graph_fn", process_grid=process_grid)
-        self.fused = code.fused
-        self.source = _module_source(code.source, parallel=code.parallel)
-        self._module = module = load_module(self.source, load_code=load_code)
-        self.module_path = module.__file__
-        self._fn = module.graph_fn
+        self.program = program = lower(graph, self.out_shapes, process_grid=process_grid)
+        self.fused = program.fused
+        self.source = program.source
+        self._run = program.run
         self._converters = tuple(_buffer_converter(av) for av in graph.in_avals)
-        self._consts = tuple(_kernel_view(to_buffer(value, var.aval))
-                             for var, value in code.constants)
         self._out_views = tuple(np.float16 if s.element_type is PrimitiveType.F16 else None
                                 for s in self.out_shapes)
         self._plain_outputs = all(s.is_array for s in self.out_shapes)
-        self._workspace_bytes = code.workspace_bytes
-        self._dynamic_inputs = [i for i, av in enumerate(graph.in_avals) if code.dynamic_inputs
+        dynamic = isinstance(program, GraphProgram) and program.dynamic_inputs
+        self._dynamic_inputs = [i for i, av in enumerate(graph.in_avals) if dynamic
                                 and av.shape.is_array and any(av.shape.dynamic_dimensions)]
-        self._dynamic_results = code.dynamic_results
-        # idle workspaces (one per concurrent call), with their address ranges
-        self._workspaces: list[tuple[np.ndarray, int, int]] = []
-        self._name = func_name
-        self._types: tuple | None = None
+        self._dynamic_results = getattr(program, "dynamic_results", ())
+        self._name = f"{graph.name}_{next(_names)}"
+        if load_code:
+            self.has_code()
 
     # -- machine code --------------------------------------------------------------
-    def argument_types(self) -> tuple:
-        """The Numba types of the generated function's arguments: the
-        parameters' buffers, the constants, the workspace and the run-time sizes."""
-        if self._types is None:
-            import numba
-            from numba.core import types as nt
-            extra = [nt.Array(nt.uint8, 1, "C")] if self._workspace_bytes else []
-            if self._dynamic_inputs:
-                extra.append(nt.Array(nt.int64, 1, "C"))
-            self._types = tuple([_buffer_type(av.shape) for av in self.graph.in_avals] +
-                                [numba.typeof(c) for c in self._consts] + extra)
-        return self._types
+    def kernel_calls(self) -> list[KernelCall]:
+        """The program's kernels, each once, with the argument types it calls them with."""
+        distinct = {(id(c.kernel), c.types): c for c in self.program.calls}
+        return list(distinct.values())
+
+    def missing_code(self) -> list[KernelCall]:
+        """The kernel calls whose machine code is neither loaded nor in the disk cache."""
+        return [c for c in self.kernel_calls() if not c.has_code()]
 
     def has_code(self) -> bool:
-        """Whether machine code for the arguments is loaded (from the disk
-        cache or compiled here): a call will not wait for Numba."""
-        types = self.argument_types()
-        if types in self._fn.overloads:
-            return True
-        if not has_cached_code(self._fn):
-            return False
-        load_code_of(self._module)  # the symbols the code links against, then the code
-        return types in self._fn.overloads or load_cached_overload(self._fn, types)
+        """Whether every kernel's machine code is loaded (from the disk cache or
+        compiled here): a call will not wait for Numba."""
+        return not self.missing_code()
 
     def compile_now(self) -> None:
-        """Compile here and now, unless the code is already loaded."""
-        if self.has_code():
-            log.log(log_level(), "%s: loaded from the disk cache", self._name)
-            return
+        """Compile, here and now, every kernel whose code is not loaded."""
         start = time.perf_counter()
-        load_code_of(self._module)
-        self._fn.compile(self.argument_types())
-        log.log(log_level(), "%s: compiled %d generated lines in %.2f s", self._name,
-                self.source.count("\n"), time.perf_counter() - start)
+        missing = self.missing_code()
+        if len(missing) >= PARALLEL_MIN_KERNELS and disk_cache_usable():
+            compile_in_parallel(missing)
+        else:
+            for call in missing:
+                call.compile()
+        calls = self.kernel_calls()
+        log.log(log_level(), "%s: %d kernels, %d compiled, %d from the cache, in %.2f s",
+                self._name, len(calls), len(missing), len(calls) - len(missing),
+                time.perf_counter() - start)
 
     def call_flat(self, leaves: Sequence[Any]) -> list[Any]:
         buffers = [convert(x) for convert, x in zip(self._converters, leaves)]
         trailing = (self._input_sizes(leaves),) if self._dynamic_inputs else ()
-        if self._workspace_bytes:
-            outs = self._call_with_workspace(buffers, trailing)
-        else:
-            outs = self._fn(*buffers, *self._consts, *trailing)
+        outs = self._run(buffers, trailing)
         if self._dynamic_results:
             return self._dynamic_values(outs[:-1], outs[-1])
         if not self._plain_outputs:
@@ -139,23 +124,6 @@ class Compiled:
             values.append(value)
         return values
 
-    def _call_with_workspace(self, buffers: list, trailing: tuple) -> tuple:
-        """Call with a workspace from the idle pool (a new one when every one is
-        in use by another thread); a result that is a view of the workspace
-        (never expected: results are allocated on their own) is copied out."""
-        try:
-            entry = self._workspaces.pop()
-        except IndexError:
-            ws = np.empty(self._workspace_bytes, np.uint8)
-            entry = (ws, ws.ctypes.data, ws.ctypes.data + ws.nbytes)
-        ws, lo, hi = entry
-        try:
-            outs = self._fn(*buffers, *self._consts, ws, *trailing)
-        finally:
-            self._workspaces.append(entry)
-        return tuple(b.copy() if isinstance(b, np.ndarray) and lo <= b.ctypes.data < hi else b
-                     for b in outs)
-
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves, _ = pytree.flatten((args, kwargs))
         return self.graph.out_tree.unflatten(self.call_flat(leaves))
@@ -171,11 +139,6 @@ class Compiled:
                     fused_into.setdefault(eq, []).append(root)
         return graph_to_text(self.graph, fused_into)
 
-
-
-def _kernel_view(buffer: np.ndarray) -> np.ndarray:
-    """Kernels see f16 buffers as their uint16 words (Numba has no f16 arithmetic)."""
-    return buffer.view(np.uint16) if buffer.dtype == np.float16 else buffer
 
 
 def _runtime_value(value: Any, shape: Shape) -> Any:
@@ -225,18 +188,6 @@ def _writable_buffer(x: Any, aval: AbstractValue) -> np.ndarray:
     return buffer if buffer.flags.writeable else buffer.copy()
 
 
-def _buffer_type(shape: Shape) -> Any:
-    """The Numba type of the buffer (or tuple of buffers) holding a value of ``shape``."""
-    from numba.core import types as nt
-    from numba.np.numpy_support import from_dtype
-    if shape.is_token:
-        return nt.Array(nt.boolean, 1, "C")
-    if shape.is_tuple:
-        return nt.BaseTuple.from_types([_buffer_type(s) for s in shape.tuple_shapes])
-    dtype = np.dtype(np.uint16) if shape.element_type is PrimitiveType.F16 else shape.dtype
-    return nt.Array(from_dtype(dtype), 1, "C")
-
-
 def _leaf_key(x: Any) -> Any:
     """A cheap stand-in for a leaf's abstract value (None: no fast path)."""
     t = type(x)
@@ -252,39 +203,6 @@ def _leaf_key(x: Any) -> Any:
 
 
 _NO_KEY = object()
-
-
-@functools.lru_cache(maxsize=1)
-def _helper_imports() -> str:
-    """Import lines for every public Numba function of the kernel modules:
-    the scalar helpers generated code may call (``div_signed``, ``exp_f32``...)."""
-    import pkgutil
-    from numba.core.registry import CPUDispatcher
-    from numba.extending import _Intrinsic
-    lines, seen = [], {}
-    for info in sorted(pkgutil.iter_modules(kernels.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"{kernels.__name__}.{info.name}")
-        exported = set(getattr(module, "__all__", ()))
-        names = sorted(n for n, v in vars(module).items() if not n.startswith("_") and (
-            (isinstance(v, CPUDispatcher) and getattr(v, "__module__", None) == module.__name__)
-            or (n in exported and isinstance(v, (_Intrinsic, int, float)))))
-        for n in names:
-            if n in seen:
-                raise RuntimeError(f"kernel helper {n} is defined in {seen[n]} and {info.name}")
-            seen[n] = info.name
-        if names:
-            lines.append(f"from {module.__name__} import {', '.join(names)}")
-    return "\n".join(lines)
-
-
-def _module_source(body: str, *, parallel: bool) -> str:
-    flags = ", parallel=True" if parallel else ""
-    header = ("# Generated by numxla.compile: one Numba function for one traced graph.\n"
-              "import math\nimport cmath\n\nimport numpy as np\n"
-              "from numba import njit, objmode, prange\n\n"
-              f"{_helper_imports()}\n\n\n"
-              f"@njit(cache=True, error_model='numpy', nogil=True{flags})\n")
-    return header + body
 
 
 def _is_layout_like(spec: Any) -> bool:
@@ -396,6 +314,8 @@ class JittedFunction:
 
     def _compiled_for(self, signature: Signature, dyn_args: tuple, dyn_kwargs: dict
                       ) -> Compiled | TieredProgram:
+        """The program of ``signature``: traced (once, whatever the threads) and
+        compiled here, or tiered: compiled in the background."""
         compiled = self._cache.get(signature)
         if compiled is None:
             with self._lock:  # one trace and one compile per signature, whatever the threads
@@ -419,19 +339,13 @@ class JittedFunction:
             return self.tiered
         return os.environ.get("NUMXLA_TIERED", "1").strip().lower() not in ("0", "false", "no")
 
-    def _start_tiers(self, graph: Graph, out_shapes: list[Shape]) -> Compiled | TieredProgram:
-        """The compiled program when its machine code is in the disk cache;
-        otherwise a program served by tier 0 while it compiles in the background."""
+    def _start_tiers(self, graph: Graph, out_shapes: list[Shape]) -> TieredProgram:
+        """A program served by tier 0 until its compiled code is ready: built
+        on a background thread, which loads what the disk cache holds and has
+        the rest compiled by worker processes."""
         program = TieredProgram(graph, out_shapes, self.__name__)
-        try:
-            compiled = Compiled(graph, out_shapes, load_code=False)
-            if compiled.has_code():
-                log.log(log_level(), "%s: loaded from the disk cache", self.__name__)
-                return compiled
-        except Exception as error:  # no code generator for some op: eager it is
-            program.fail(f"{type(error).__name__}: {error}")
-            return program
-        compile_in_background(compiled, program, lambda c: self._replace(program, c))
+        compile_in_background(lambda: Compiled(graph, out_shapes, load_code=False), program,
+                              lambda c: self._replace(program, c))
         return program
 
     def _replace(self, program: TieredProgram, compiled: Compiled) -> None:
@@ -463,6 +377,8 @@ class JittedFunction:
                 return self.fn(*args, **kwargs)  # under an enclosing trace: inline
             signature, _, _, _ = self._signature(args, kwargs)
             compiled = self._compiled_for(signature, dyn_args, dyn_kwargs)
+            if isinstance(compiled, TieredProgram) and compiled.compiled is not None:
+                compiled = compiled.compiled  # it switched meanwhile
             if None not in leaf_keys:
                 self._fast_cache[fast_key] = compiled
                 if not kwargs and not self._has_static and all(

@@ -20,16 +20,15 @@ caller put them (the kernels read them through the layout formula).
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
 
-from tracer.core import AbstractValue, Primitive
+from tracer.core import AbstractValue
 from tracer.graph import Equation, Graph, Literal, Var
 from tracer.shapes import Layout, Shape
 
+from .registry import layout_rules
+
 __all__ = ["assign_layouts", "layout_rules", "propagate_operand_layout"]
 
-LayoutRule = Callable[[Equation, list[Shape]], Optional[Layout]]
-layout_rules: dict[Primitive, LayoutRule] = {}
 
 
 def _plain(shape: Shape) -> bool:

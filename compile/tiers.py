@@ -130,41 +130,63 @@ def log_level() -> int:
         else logging.DEBUG
 
 
-def compile_in_background(compiled: Any, program: TieredProgram,
+def compile_in_background(build: Callable[[], Any], program: TieredProgram,
                           on_ready: Callable[[Any], None]) -> None:
-    """Build ``compiled``'s machine code off this thread — in the compile
-    worker process, handed over through the disk cache (on a thread of this
-    process when there is no usable disk cache) — then switch ``program`` to
-    it; on any failure ``program`` stays on tier 0."""
+    """On a background thread: ``build()`` the compiled program (code
+    generation), load what the disk cache holds of its kernels, have the
+    missing ones compiled by worker processes (handed over through the disk
+    cache; on this thread when there is no usable disk cache), then switch
+    ``program`` to it.  On any failure ``program`` stays on tier 0."""
     from .background import service
+    from .cache import disk_cache_usable
 
-    def done(future) -> None:
+    def fail(error: BaseException) -> None:
+        program.fail(str(error) if type(error).__name__ == "BackgroundCompileError"
+                     else f"{type(error).__name__}: {error}")
+
+    def finish(compiled: Any, how: str, start: float) -> None:
         try:
-            seconds = future.result()
-            if not compiled.has_code():  # loads what the worker wrote
+            if not compiled.has_code():  # loads what the workers wrote
                 raise RuntimeError("the compiled code could not be loaded from the disk cache")
         except Exception as error:  # noqa: BLE001 - reported, never raised into a call
-            program.fail(str(error) if type(error).__name__ == "BackgroundCompileError"
-                         else f"{type(error).__name__}: {error}")
+            fail(error)
             return
-        log.log(log_level(), "%s: compiled in the background in %.2f s", program.name, seconds)
+        log.log(log_level(), "%s: %s in %.2f s", program.name, how, time.perf_counter() - start)
         program.finish(compiled, on_ready)
 
-    def submit() -> None:  # starting the worker process costs ~10 ms: not in this call
-        service().submit(compiled.module_path, "graph_fn",
-                         compiled.argument_types()).add_done_callback(done)
+    def submit(compiled: Any, missing: list, start: float) -> None:
+        remaining = [len(missing)]
+        lock = threading.Lock()
 
-    def compile_here() -> None:  # no disk cache to hand code over through
+        def done(future) -> None:
+            error = future.exception()
+            with lock:
+                if remaining[0] <= 0:
+                    return  # failed already
+                remaining[0] = -1 if error is not None else remaining[0] - 1
+                last = remaining[0] == 0
+            if error is not None:
+                fail(error)
+            elif last:
+                finish(compiled, f"{len(missing)} kernels compiled by worker processes", start)
+
+        for call in missing:
+            service().submit(call.kernel.path, "graph_fn", call.types).add_done_callback(done)
+
+    def run() -> None:
+        start = time.perf_counter()
         try:
-            start = time.perf_counter()
-            compiled.compile_now()
+            compiled = build()
+            missing = compiled.missing_code()
+            if missing and not disk_cache_usable():  # no disk cache to hand code over through
+                compiled.compile_now()
+                missing = []
         except Exception as error:  # noqa: BLE001 - reported, never raised into a call
-            program.fail(f"{type(error).__name__}: {error}")
+            fail(error)
             return
-        log.log(log_level(), "%s: compiled on a background thread in %.2f s", program.name,
-                time.perf_counter() - start)
-        program.finish(compiled, on_ready)
+        if missing:
+            submit(compiled, missing, start)
+        else:
+            finish(compiled, "compiled code loaded", start)
 
-    from .cache import disk_cache_usable
-    target = submit if disk_cache_usable() else compile_here
-    threading.Thread(target=target, daemon=True, name="numxla-compile").start()
+    threading.Thread(target=run, daemon=True, name="numxla-compile").start()

@@ -27,7 +27,7 @@ import numpy as np
 from .graph import Equation, Graph, Literal, Var
 from .shapes import PrimitiveType, Shape
 
-__all__ = ["graph_to_text", "format_param", "subgraphs"]
+__all__ = ["graph_to_text", "format_param", "subgraphs", "value_names", "equation_text"]
 
 
 def _shape_text(avals) -> str:
@@ -134,8 +134,11 @@ def _unlaid_text(shape: Shape) -> str:
     return str(Shape(shape.element_type, shape.dimensions)).split("{")[0]
 
 
-def _computation_text(graph: Graph, name: str, graph_names: dict[int, str],
-                      fused_into: Mapping[Equation, Sequence[Equation]], *, entry: bool) -> str:
+def value_names(graph: Graph, *, positional: bool = False) -> dict[Var, str]:
+    """The printed name of every value of ``graph`` (without the ``%``):
+    parameters by their hint (``positional``: ``p0, p1...``), constants
+    ``constant``, ``constant.1``..., results of equation ``k`` ``<op>.<k>``
+    (``<op>.<k>#<j>`` for the ``j``-th of several)."""
     names: dict[Var, str] = {}
     taken: set[str] = set()
 
@@ -146,23 +149,53 @@ def _computation_text(graph: Graph, name: str, graph_names: dict[int, str],
         taken.add(candidate)
         return candidate
 
+    for i, v in enumerate(graph.in_vars):
+        names[v] = fresh(_sanitize(v.hint) if v.hint and not positional else f"p{i}")
+    for v in graph.const_vars:
+        names[v] = fresh("constant")
+    for count, eq in enumerate(graph.equations):
+        base = fresh(f"{eq.primitive.name}.{count}")
+        if len(eq.outputs) == 1 and not eq.primitive.multiple_results:
+            names[eq.outputs[0]] = base
+        else:
+            for j, o in enumerate(eq.outputs):
+                names[o] = f"{base}#{j}"
+    return names
+
+
+def equation_text(eq: Equation, names: Mapping[Var, str],
+                  graph_names: dict[int, str] | None = None) -> str:
+    """``%<name> = <shape> <op>(<operands>), <params>``: one equation as HLO-like text."""
+    if len(eq.outputs) == 1 and not eq.primitive.multiple_results:
+        head, type_text = f"%{names[eq.outputs[0]]}", str(eq.outputs[0].aval.shape)
+    else:
+        head = f"%{names[eq.outputs[0]].split('#')[0]}" if eq.outputs else "%_"
+        type_text = _shape_text([o.aval for o in eq.outputs])
+    args = ", ".join(_literal_text(a) if isinstance(a, Literal) else f"%{names[a]}"
+                     for a in eq.inputs)
+    attrs = "".join(f", {k}={format_param(v, graph_names)}"
+                    for k, v in eq.params.items() if v is not None)
+    return f"{head} = {type_text} {eq.primitive.name}({args}){attrs}"
+
+
+def _computation_text(graph: Graph, name: str, graph_names: dict[int, str],
+                      fused_into: Mapping[Equation, Sequence[Equation]], *, entry: bool) -> str:
+    names = value_names(graph)
     lines: list[str] = []
     params = []
     for i, v in enumerate(graph.in_vars):
-        nm = fresh(_sanitize(v.hint) if v.hint else f"p{i}")
-        names[v] = nm
+        nm = names[v]
         params.append(f"{nm}: {v.aval.shape}")
         comment = f"  // {v.hint}" if v.hint and _sanitize(v.hint) != v.hint else ""
         lines.append(f"  %{nm} = {v.aval.shape} parameter({i}){comment}")
     for v, value in zip(graph.const_vars, graph.const_values):
-        nm = fresh("constant")
-        names[v] = nm
-        lines.append(f"  %{nm} = {v.aval.shape} constant({_constant_text(value)})")
+        lines.append(f"  %{names[v]} = {v.aval.shape} constant({_constant_text(value)})")
 
     def atom(a) -> str:
         return _literal_text(a) if isinstance(a, Literal) else f"%{names[a]}"
 
-    bases = [fresh(f"{eq.primitive.name}.{count}") for count, eq in enumerate(graph.equations)]
+    bases = [names[eq.outputs[0]].split("#")[0] if eq.outputs else f"{eq.primitive.name}.{k}"
+             for k, eq in enumerate(graph.equations)]
     base_of = {eq: base for eq, base in zip(graph.equations, bases)}
     members: dict[Equation, int] = {}
     for eq in graph.equations:
@@ -175,13 +208,10 @@ def _computation_text(graph: Graph, name: str, graph_names: dict[int, str],
         elif eq in members:
             note = f"  // fusion: one loop nest computes this and {members[eq]} fused op(s)"
         if len(eq.outputs) == 1 and not eq.primitive.multiple_results:
-            names[eq.outputs[0]] = base
             type_text = str(eq.outputs[0].aval.shape)
             if eq in fused_into:
                 type_text = _unlaid_text(eq.outputs[0].aval.shape)
         else:
-            for j, o in enumerate(eq.outputs):
-                names[o] = f"{base}#{j}"
             type_text = _shape_text([o.aval for o in eq.outputs])
         args = ", ".join(atom(a) for a in eq.inputs)
         attrs = "".join(f", {k}={format_param(v, graph_names)}"

@@ -26,7 +26,8 @@ from primitives import batch_norm
 from tracer.graph import Equation
 from tracer.shapes import PrimitiveType
 
-from ..codegen import LoweringContext, literal_text, lowerings
+from ..codegen import LoweringContext, literal_text
+from ..registry import lowerings
 
 __all__: list[str] = []
 

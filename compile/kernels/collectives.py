@@ -36,7 +36,8 @@ from primitives import collectives as co, side_effects as se
 from tracer.graph import Equation, Var
 from tracer.shapes import PrimitiveType as PT
 
-from ..codegen import LoweringContext, literal_text, lowerings
+from ..codegen import LoweringContext, literal_text
+from ..registry import lowerings
 from .control_flow import as_layout, token_buffer
 from .side_effects import _HOST_PARAMS, _bind, _host_block, _module, _register, _to_eager, \
     _to_kernel, _tuple_text, _value

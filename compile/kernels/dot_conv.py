@@ -56,7 +56,8 @@ from primitives import dot_conv
 from tracer.graph import Equation, Literal, Var
 from tracer.shapes import PrimitiveType
 
-from ..codegen import LoweringContext, dtype_name, lowerings
+from ..codegen import LoweringContext, dtype_name
+from ..registry import lowerings
 from .alloc import empty_buf, zeros_buf  # noqa: F401  (generated code calls them)
 from .blas import dot_blas
 

@@ -27,7 +27,8 @@ from primitives import reductions as red
 from primitives import shape_ops
 from tracer.graph import Equation, Literal, Var
 
-from ..codegen import LoweringContext, dynamic_lowerings, lowerings
+from ..codegen import LoweringContext
+from ..registry import dynamic_lowerings, lowerings
 from .elementwise import raw_exprs
 from .reductions import cast, identity_text, monoid_text
 from .shape_ops import box_loops, lower_set_dimension_size, move_write, zero_word

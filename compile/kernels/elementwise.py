@@ -39,9 +39,10 @@ from primitives import elementwise_bits as ewb
 from tracer.graph import Equation
 from tracer.shapes import PrimitiveType as PT
 
-from ..codegen import LoweringContext, ScalarExpr, dtype_name, lowerings, scalar_exprs
-from ..fusion import cheap_producers, fused_reads, fusion_consumers
-from ..layout_assignment import layout_rules, propagate_operand_layout
+from ..codegen import LoweringContext, dtype_name
+from ..layout_assignment import propagate_operand_layout
+from ..registry import (ScalarExpr, cheap_producers, fused_reads, fusion_consumers, layout_rules,
+                        lowerings, scalar_exprs)
 
 __all__ = ["lower_elementwise", "element_value", "raw_exprs", "result_type", "round_result"]
 

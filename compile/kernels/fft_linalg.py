@@ -36,7 +36,8 @@ from primitives.fft_linalg import FftType, Transpose
 from tracer.graph import Equation
 from tracer.shapes import PrimitiveType
 
-from ..codegen import LoweringContext, dtype_name, lowerings
+from ..codegen import LoweringContext, dtype_name
+from ..registry import lowerings
 
 __all__ = ["fft_axis", "cholesky_lower", "substitute"]
 

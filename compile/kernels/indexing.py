@@ -28,8 +28,9 @@ from primitives import indexing
 from tracer.graph import Equation, Literal, Var
 from tracer.shapes import PrimitiveType
 
-from ..codegen import LoweringContext, lowerings
+from ..codegen import LoweringContext
 from ..layout_index import loop_order
+from ..registry import lowerings
 from .shape_ops import (affine, alloc, box_loops, clamp_start, copy_value, index_as_int64,
                         move_read, move_write)
 

@@ -42,9 +42,9 @@ from tracer.core import AbstractValue
 from tracer.graph import Equation, Literal, Var
 from tracer.shapes import PrimitiveType as PT, Shape
 
-from ..codegen import LoweringContext, dtype_name, literal_text, lowerings
-from ..fusion import fusion_consumers
+from ..codegen import LoweringContext, dtype_name, literal_text
 from ..layout_index import loop_order
+from ..registry import fusion_consumers, lowerings
 
 __all__ = ["loops_in_order", "scratch_buffer", "cast", "read_scalar", "identity_text",
            "monoid_text", "HALF_TYPES"]

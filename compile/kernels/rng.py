@@ -41,8 +41,9 @@ from primitives import rng
 from tracer.graph import Equation
 from tracer.shapes import PrimitiveType
 
-from ..codegen import LoweringContext, dtype_name, lowerings
+from ..codegen import LoweringContext, dtype_name
 from ..layout_index import linear_index_expr
+from ..registry import lowerings
 
 __all__ = ["seed", "threefry2x32_words", "philox4x32_words"]
 

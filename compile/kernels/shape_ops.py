@@ -20,10 +20,10 @@ from primitives import shape_ops
 from tracer.graph import Equation, Literal, Var
 from tracer.shapes import PrimitiveType, Shape
 
-from ..codegen import LoweringContext, dtype_name, literal_text, lowerings
-from ..fusion import cheap_producers, fused_reads
-from ..layout_assignment import layout_rules, transpose_layout
+from ..codegen import LoweringContext, dtype_name, literal_text
+from ..layout_assignment import transpose_layout
 from ..layout_index import linear_index_expr, loop_order
+from ..registry import bitcasts, cheap_producers, fused_reads, layout_rules, lowerings
 
 __all__ = ["box_loops", "remap_loops", "alloc", "copy_value", "index_as_int64", "affine",
            "zero_word", "lower_set_dimension_size",
@@ -199,12 +199,26 @@ def _lower_broadcast_in_dim(ctx: LoweringContext, eq: Equation) -> None:
         move_write(ctx, out, idx, move_read(ctx, x, src))
 
 
+def _transpose_is_bitcast(eq: Equation) -> bool:
+    """Whether the result's layout is the operand's physical order (layout
+    assignment arranges it): the same buffer, read with permuted dimensions."""
+    (x,), (out,) = eq.inputs, eq.outputs
+    return isinstance(x, Var) and transpose_layout(eq, [x.aval.shape]) == out.aval.shape.layout
+
+
+def _reshape_is_bitcast(eq: Equation) -> bool:
+    """Row-major to row-major keeps the element sequence: the same buffer."""
+    (x,), (out,) = eq.inputs, eq.outputs
+    return isinstance(x, Var) and x.aval.shape.has_default_layout and \
+        out.aval.shape.has_default_layout
+
+
 def _lower_transpose(ctx: LoweringContext, eq: Equation) -> None:
     """A bitcast when the result's layout is the operand's physical order
     (layout assignment arranges it); otherwise a copy, blocked by remap_loops."""
     (x,), (out,) = eq.inputs, eq.outputs
     perm = eq.params["permutation"]
-    if isinstance(x, Var) and transpose_layout(eq, [x.aval.shape]) == out.aval.shape.layout:
+    if _transpose_is_bitcast(eq):
         ctx.alias(out, x)
         return
     alloc(ctx, out)
@@ -253,8 +267,8 @@ def _lower_reshape(ctx: LoweringContext, eq: Equation) -> None:
     (x,), (out,) = eq.inputs, eq.outputs
     x_default = isinstance(x, Literal) or x.aval.shape.has_default_layout
     out_default = out.aval.shape.has_default_layout
-    if isinstance(x, Var) and x_default and out_default:
-        ctx.alias(out, x)  # row-major to row-major: a bitcast
+    if _reshape_is_bitcast(eq):
+        ctx.alias(out, x)
         return
     alloc(ctx, out)
     if isinstance(x, Literal):
@@ -455,3 +469,5 @@ fused_reads.update({
 })
 layout_rules[shape_ops.transpose_p] = transpose_layout
 cheap_producers.update({shape_ops.broadcast_p, shape_ops.broadcast_in_dim_p, shape_ops.iota_p})
+bitcasts.update({shape_ops.reshape_p: _reshape_is_bitcast, shape_ops.collapse_p: _reshape_is_bitcast,
+                 shape_ops.transpose_p: _transpose_is_bitcast})

@@ -37,8 +37,9 @@ from tracer.core import AbstractValue, bf16_array, impl_rules
 from tracer.graph import Equation, Literal, Var
 from tracer.shapes import PrimitiveType, Shape
 
-from ..codegen import LoweringContext, lowerings
+from ..codegen import LoweringContext
 from ..runtime import Array, to_buffer
+from ..registry import lowerings
 from .control_flow import as_layout, buffer_of, inline_call, root_of, token_buffer
 
 __all__ = ["host_infeed", "host_outfeed", "host_send", "host_recv", "host_custom_call",

@@ -29,8 +29,9 @@ from primitives import sorting
 from tracer.graph import Equation, Var
 from tracer.shapes import PrimitiveType as PT
 
-from ..codegen import LoweringContext, dtype_name, lowerings
+from ..codegen import LoweringContext, dtype_name
 from ..layout_index import loop_order
+from ..registry import lowerings
 from .reductions import cast, loops_in_order, read_scalar
 
 # float width -> (signed integer of that width, its largest value)

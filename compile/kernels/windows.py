@@ -31,9 +31,9 @@ from primitives import windows as win
 from tracer.graph import Equation, Var
 from tracer.shapes import PrimitiveType as PT, Shape
 
-from ..codegen import LoweringContext, lowerings
-from ..fusion import fusion_consumers, rereading_consumers
+from ..codegen import LoweringContext
 from ..layout_index import loop_order
+from ..registry import fusion_consumers, lowerings, rereading_consumers
 from .reductions import (HALF_TYPES, cast, identity_text, loops_in_order, monoid_text,
                          read_scalar, scratch_buffer)
 

@@ -284,20 +284,19 @@ def test_a_new_process_loads_compiled_code_from_the_disk_cache(tmp_path):
         import numpy as np
         from compile import jit
         import primitives.numpy as xnp
+        from compile.kernel import compile_counts
         f = jit(lambda x: xnp.tanh(x) * 3 + x.sum())
         out = f(np.arange(5, dtype=np.float32))
-        (compiled,) = f._cache.values()
-        stats = compiled._fn.stats  # Numba's dispatcher: loaded from the index, or compiled
-        print(sum(stats.cache_hits.values()), sum(stats.cache_misses.values()),
-              float(np.asarray(out)[1]))
+        counts = compile_counts()  # kernels loaded from the disk cache, or compiled
+        print(counts["loaded"], counts["compiled"], float(np.asarray(out)[1]))
     """)
     env = dict(os.environ, NUMXLA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(REPO))
     run = lambda: subprocess.run([sys.executable, "-c", script], env=env, check=True,
                                  capture_output=True, text=True).stdout.split()
     cold_hits, cold_misses, cold_value = run()
     warm_hits, warm_misses, warm_value = run()
-    assert (cold_hits, cold_misses) == ("0", "1")
-    assert (warm_hits, warm_misses) == ("1", "0")
+    assert cold_hits == "0" and int(cold_misses) >= 1
+    assert (warm_hits, warm_misses) == (cold_misses, "0")
     assert cold_value == warm_value == repr(float(np.float32(np.tanh(1) * 3 + 10)))
     for d in tmp_path.iterdir():
         assert (d.stat().st_mode & 0o077) == 0

@@ -123,13 +123,22 @@ def test_first_call_returns_before_the_compile_then_calls_switch(worker, fresh_c
     assert_same(f(w, x), first)
 
 
-def test_code_in_the_disk_cache_is_used_at_once(fresh_cache):
+def test_code_in_the_disk_cache_is_loaded_not_compiled(fresh_cache):
     model = new_model()
     w, x = inputs()
     jit(model, tiered=False)(w, x)                   # fills the cache
-    f = jit(model, tiered=True)
-    f(w, x)
-    assert isinstance(program_of(f), Compiled)
+    refusing = CompileService([sys.executable, "-c", "import sys; sys.exit(5)"])
+    previous = use_service(refusing)                 # a compile request would fail the program
+    try:
+        f = jit(model, tiered=True)
+        f(w, x)
+        program = program_of(f)                      # (it may have switched already)
+        if isinstance(program, TieredProgram):
+            assert program.wait(timeout=60)
+            assert program.state == "compiled", program.failure
+        assert isinstance(program_of(f), Compiled)
+    finally:
+        use_service(previous)
 
 
 def test_tiered_false_and_the_environment_switch(monkeypatch, fresh_cache):
@@ -199,7 +208,9 @@ def test_a_graph_without_a_code_generator_runs_on_tier_0(fresh_cache):
     with pytest.raises(NotImplementedError):
         jit(f, tiered=False)(x, np.int32(3))
     with pytest.warns(TierWarning, match="sort"):
-        got = jit(f, tiered=True)(x, np.int32(3))
+        g = jit(f, tiered=True)
+        got = g(x, np.int32(3))
+        assert program_of(g).wait(timeout=60)       # the code generator refused it
     want = f(x, np.int32(3))
     assert got.dynamic_sizes == want.dynamic_sizes == (3,)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -30,7 +30,7 @@ def test_intermediates_use_the_workspace_and_results_are_their_own_arrays():
     x = rng.standard_normal((128, 256)).astype(np.float32)
     w = rng.standard_normal((256, 256)).astype(np.float32) / 16
     compiled = jit(model).lower(x, w).compile()
-    assert "ws[" in compiled.source
+    assert compiled.program.workspace_bytes >= x.shape[0] * w.shape[1] * 4   # h lives there
     first = [np.asarray(r).copy() for r in compiled(x, w)]
     g, s = compiled(x, w)
     for got, want in zip((g, s), reference(x, w)):
@@ -39,7 +39,7 @@ def test_intermediates_use_the_workspace_and_results_are_their_own_arrays():
     again = compiled(x, w)                      # ... changes nothing the next call computes
     for a, b in zip(again, first):
         np.testing.assert_array_equal(np.asarray(a), b)
-    ws = compiled._workspaces[0][0]
+    (ws,) = compiled.program.idle_workspaces()
     for r in again:
         buf = np.asarray(r.buffer if hasattr(r, "buffer") else r)
         assert not np.shares_memory(buf, ws)
@@ -182,9 +182,9 @@ def test_new_carries_rotate_between_two_slots_and_results_are_the_callers():
 
     g = jit(f)
     compiled = g.lower(X, W).compile()
-    ws = np.zeros(compiled._workspace_bytes, np.uint8)   # the generated function itself
     buffers = [convert(a) for convert, a in zip(compiled._converters, (X, W))]
-    raw = compiled._fn(*buffers, *compiled._consts, ws)  # never hands out the workspace
+    raw = compiled.program.run(buffers, ())             # never hands out the workspace
+    (ws,) = compiled.program.idle_workspaces()
     assert not any(np.shares_memory(r, ws) for r in raw)
     first = g(X, W)[1]
     kept = np.asarray(first).copy()

@@ -1,0 +1,46 @@
+"""The compile pipeline: a traced graph to a program of compiled kernels.
+
+The passes, in order, each a module of its own:
+
+1. :mod:`compile.dce` — dead-code elimination;
+2. :mod:`compile.layout_assignment` — the layout of every intermediate value;
+3. :mod:`compile.fusion` — which values are computed inside their
+   consumers' loops instead of materialised;
+4. :mod:`compile.clusters` — the materialising equations, each with what
+   is fused into it, as the kernels of a program (bitcasts need none);
+5. :mod:`compile.codegen` — each kernel's Numba source, written by the
+   lowering rules of :mod:`compile.registry` (``compile/kernels/``);
+6. :mod:`compile.kernel` and :mod:`compile.cache` — kernels interned by
+   source, their machine code compiled once and kept on disk.
+
+:mod:`compile.program` runs the result.  Graphs whose values are not all
+plain arrays (tokens, tuples, bounded dynamic dimensions) and SPMD programs
+skip step 4: the whole graph is one generated function.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from tracer.graph import Graph
+from tracer.shapes import Shape
+
+from .clusters import clusterable
+from .dce import eliminate_dead_code
+from .layout_assignment import assign_layouts
+from .program import ClusterProgram, GraphProgram
+
+__all__ = ["optimize", "lower"]
+
+
+def optimize(graph: Graph) -> Graph:
+    """Passes 1-2: ``graph`` without dead code, its intermediate layouts chosen."""
+    return assign_layouts(eliminate_dead_code(graph))
+
+
+def lower(graph: Graph, out_shapes: Sequence[Shape], *, process_grid: Any = None
+          ) -> ClusterProgram | GraphProgram:
+    """Passes 3-6 on an optimised ``graph``: its program, results in the
+    layouts of ``out_shapes`` (kernels not compiled yet: see ``KernelCall``)."""
+    if process_grid is None and clusterable(graph):
+        return ClusterProgram(graph, out_shapes)
+    return GraphProgram(graph, out_shapes, process_grid=process_grid)

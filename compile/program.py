@@ -1,0 +1,312 @@
+"""Programs: how a compiled graph runs, as kernels over physical buffers.
+
+* :class:`ClusterProgram` — the graph as a sequence of shared kernels, one
+  per cluster (:mod:`compile.clusters`), run by a small generated Python
+  function.  Each kernel writes its results into buffers the program hands
+  it: a graph result gets a fresh buffer, an intermediate a slice of the
+  program's workspace, placed by liveness so slices are reused once their
+  value is dead (XLA's buffer assignment, in the small).  A kernel's code
+  never depends on where its buffers live, so it is shared by source.
+* :class:`GraphProgram` — the whole graph as one generated function (it
+  allocates its results): graphs with tokens, tuples or bounded dynamic
+  dimensions, and SPMD programs, whose collectives need the whole graph.
+
+Both run every call with a workspace of their own, taken from a pool (one
+per concurrent call).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+import numpy as np
+
+from tracer.graph import Graph, Var
+from tracer.printer import equation_text, value_names
+from tracer.shapes import Shape
+
+from .clusters import Alias, Cluster, form_clusters
+from .codegen import buffer_nbytes, generate_source
+from .fusion import plan_fusion
+from .kernel import Kernel, argument_types, kernel_buffer, kernel_for, storage_dtype
+
+__all__ = ["GraphProgram", "ClusterProgram", "KernelCall"]
+
+_ALIGN = 64
+
+
+class KernelCall:
+    """One kernel of a program with the argument types it is called with."""
+
+    def __init__(self, kernel: Kernel, types: tuple):
+        self.kernel = kernel
+        self.types = types
+
+    def has_code(self) -> bool:
+        return self.kernel.has_code(self.types)
+
+    def compile(self) -> float:
+        return self.kernel.compile(self.types)
+
+
+class _Pool:
+    """Idle workspaces, one per concurrent call (a new one when all are in use)."""
+
+    def __init__(self, make):
+        self._make = make
+        self._idle: list = []
+
+    def take(self):
+        try:
+            return self._idle.pop()
+        except IndexError:
+            return self._make()
+
+    def give(self, entry) -> None:
+        self._idle.append(entry)
+
+    def idle(self) -> list[np.ndarray]:
+        """The workspaces not in use (each entry's first item is its buffer)."""
+        return [entry[0] for entry in self._idle]
+
+
+class GraphProgram:
+    """The whole graph as one generated function that allocates its results."""
+
+    def __init__(self, graph: Graph, out_shapes: Sequence[Shape], *, process_grid: Any = None):
+        code = generate_source(graph, out_shapes, "graph_fn", process_grid=process_grid)
+        self.kernel = kernel_for(code.source, parallel=code.parallel)
+        self.source = self.kernel.source
+        self.fused = code.fused
+        self.constants = tuple(kernel_buffer(value, var.aval) for var, value in code.constants)
+        self.dynamic_inputs = code.dynamic_inputs
+        self.dynamic_results = code.dynamic_results
+        self.workspace_bytes = code.workspace_bytes
+        types = argument_types([v.aval.shape for v in graph.in_vars] +
+                               [var.aval.shape for var, _ in code.constants],
+                               workspace=bool(code.workspace_bytes), sizes=code.dynamic_inputs)
+        self.calls = [KernelCall(self.kernel, types)]
+        self._fn = self.kernel.fn
+        self._pool = _Pool(self._new_workspace)
+
+    def _new_workspace(self):
+        ws = np.empty(self.workspace_bytes, np.uint8)
+        return ws, ws.ctypes.data, ws.ctypes.data + ws.nbytes
+
+    def run(self, buffers: list, trailing: tuple) -> tuple:
+        if not self.workspace_bytes:
+            return self._fn(*buffers, *self.constants, *trailing)
+        entry = self._pool.take()
+        ws, lo, hi = entry
+        try:
+            outs = self._fn(*buffers, *self.constants, ws, *trailing)
+        finally:
+            self._pool.give(entry)
+        # a result that is a view of the workspace (never expected: results are
+        # allocated on their own) is copied out
+        return tuple(b.copy() if isinstance(b, np.ndarray) and lo <= b.ctypes.data < hi else b
+                     for b in outs)
+
+    def idle_workspaces(self) -> list[np.ndarray]:
+        return self._pool.idle()
+
+
+class ClusterProgram:
+    """The graph as shared cluster kernels run by a generated Python function."""
+
+    def __init__(self, graph: Graph, out_shapes: Sequence[Shape]):
+        self.fused = plan_fusion(graph.equations, graph.out_atoms)
+        steps = form_clusters(graph, self.fused)
+        self._names = value_names(graph)
+        self._plan = _BufferPlan(graph, steps, out_shapes)
+        self._namespace: dict[str, Any] = {"empty": np.empty, "np": np}
+        self.calls: list[KernelCall] = []
+        lines = []
+        for i, v in enumerate(graph.in_vars):
+            self._plan.name[v] = f"a{i}"
+        for k, (v, value) in enumerate(zip(graph.const_vars, graph.const_values)):
+            self._plan.name[v] = f"c{k}"
+            self._namespace[f"c{k}"] = kernel_buffer(value, v.aval)
+        for k, step in enumerate(steps):
+            if isinstance(step, Alias):
+                self._plan.name[step.output] = self._plan.name[step.source]
+                lines.append(f"# {equation_text(step.root, self._names)}: a bitcast")
+                continue
+            lines += self._kernel_step(k, step.graph, [o.aval.shape for o in step.outputs],
+                                       step.outputs, equation_text(step.root, self._names))
+        results = []
+        for i, (atom, shape) in enumerate(zip(graph.out_atoms, out_shapes)):
+            if self._plan.writes_result(atom, i):
+                results.append(self._plan.name[atom])
+                continue
+            # converted into a buffer of its own: another layout, a parameter's
+            # or a bitcast's buffer, a literal, a value returned twice
+            source = atom if isinstance(atom, Var) else None
+            out = Var(atom.aval.__class__(shape))
+            self._plan.result_of[out] = i
+            converter = Graph([source] if source is not None else [], (), (), (), [atom],
+                              name="convert")
+            lines += self._kernel_step(len(steps) + i, converter, [shape], [out],
+                                       f"result {i} as {shape}")
+            results.append(self._plan.name[out])
+        self.workspace_bytes = self._plan.size
+        ret = ", ".join(results) + ("," if len(results) == 1 else "")
+        params = ", ".join([f"a{i}" for i in range(len(graph.in_vars))] + ["w"])
+        body = "\n".join(f"    {line}" for line in lines) or "    pass"
+        self.program_source = f"def run({params}):\n{body}\n    return ({ret})\n"
+        exec(compile(self.program_source, f"<numxla program {graph.name}>", "exec"),
+             self._namespace)
+        self._run = self._namespace["run"]
+        self._views = self._plan.views
+        self._pool = _Pool(self._new_workspace)
+        distinct = {id(c.kernel): c.kernel.source for c in self.calls}
+        self.source = "\n\n".join([f"# The program: {len(self.calls)} kernel calls, "
+                                   f"{len(distinct)} distinct kernels\n{self.program_source}",
+                                   *distinct.values()])
+
+    def _kernel_step(self, k: int, cluster: Graph, out_shapes: list[Shape], outputs, comment: str
+                     ) -> list[str]:
+        """The program's lines running ``cluster`` (step ``k``) into ``outputs``."""
+        code = generate_source(cluster, out_shapes, "graph_fn", output_params=True)
+        kernel = kernel_for(code.source, parallel=code.parallel)
+        self.fused.update(code.fused)
+        shapes = ([v.aval.shape for v in cluster.in_vars] +
+                  [var.aval.shape for var, _ in code.constants] + out_shapes)
+        self.calls.append(KernelCall(kernel, argument_types(
+            shapes, workspace=bool(code.workspace_bytes))))
+        name = f"k{k}"
+        self._namespace[name] = kernel.fn
+        args = [self._plan.name[v] for v in cluster.in_vars]
+        for j, (var, value) in enumerate(code.constants):
+            self._namespace[f"{name}c{j}"] = kernel_buffer(value, var.aval)
+            args.append(f"{name}c{j}")
+        lines = []
+        for out in outputs:
+            lines.append(self._plan.place(out, k))
+            args.append(self._plan.name[out])
+        if code.workspace_bytes:
+            args.append(self._plan.scratch(k, code.workspace_bytes))
+        self._plan.release(k)
+        lines = [line for line in lines if line]
+        lines.append(f"{name}({', '.join(args)})  # {comment}")
+        return lines
+
+    def _new_workspace(self):
+        ws = np.empty(self.workspace_bytes, np.uint8)
+        return ws, tuple(ws[start:start + n].view(dtype) for start, n, dtype in self._views)
+
+    def run(self, buffers: list, trailing: tuple) -> tuple:
+        entry = self._pool.take()
+        try:
+            return self._run(*buffers, entry[1])
+        finally:
+            self._pool.give(entry)
+
+    def idle_workspaces(self) -> list[np.ndarray]:
+        return self._pool.idle()
+
+
+class _BufferPlan:
+    """Where each value a program materialises lives: a parameter's buffer, a
+    constant, a fresh result buffer, or a slice of the workspace kept while
+    the value is live (first fit, freed after the value's last use)."""
+
+    def __init__(self, graph: Graph, steps: list, out_shapes: Sequence[Shape]):
+        self.name: dict[Var, str] = {}
+        self._shapes = tuple(out_shapes)
+        self.views: list[tuple[int, int, np.dtype]] = []   # (start, bytes, dtype) per slice
+        self.size = 0
+        self._free: list[tuple[int, int]] = []               # (start, bytes), by start
+        self._slices: dict[Var, tuple[int, int]] = {}
+        self._scratch: list[tuple[int, int]] = []
+        # the buffer each value is (a bitcast's is its source's)
+        owner: dict[Var, Var] = {}
+        for step in steps:
+            if isinstance(step, Alias):
+                owner[step.output] = owner.get(step.source, step.source)
+        self._owner = owner
+        # the graph result whose buffer a kernel writes directly (a value's first
+        # occurrence among the results, in the layout asked for; a bitcast of a
+        # kernel's result makes that result's buffer the graph's)
+        self.result_of: dict[Var, int] = {}
+        produced = {o for s in steps if isinstance(s, Cluster) for o in s.outputs}
+        for i, (atom, shape) in enumerate(zip(graph.out_atoms, out_shapes)):
+            if isinstance(atom, Var) and atom.aval.shape == shape:
+                buffer = owner.get(atom, atom)
+                if buffer in produced and \
+                        buffer.aval.shape.physical_size == shape.physical_size:
+                    self.result_of.setdefault(buffer, i)
+        # the last step reading each buffer (a bitcast's reads count for its source)
+        self._last: dict[Var, int] = {}
+        for k, step in enumerate(steps):
+            if isinstance(step, Cluster):
+                for v in step.inputs:
+                    self._last[owner.get(v, v)] = k
+        for atom in graph.out_atoms:  # results converted at the end stay live to the end
+            if isinstance(atom, Var):
+                self._last[owner.get(atom, atom)] = len(steps) + len(graph.out_atoms)
+        self._dying: dict[int, list[Var]] = {}
+        for v, k in self._last.items():
+            self._dying.setdefault(k, []).append(v)
+
+    def writes_result(self, atom, i: int) -> bool:
+        """Whether result ``i`` (``atom``) is a buffer a kernel wrote as it is."""
+        return isinstance(atom, Var) and \
+            self.result_of.get(self._owner.get(atom, atom)) == i and atom.aval.shape == \
+            self._shapes[i]
+
+    def place(self, var: Var, step: int) -> str:
+        """Name ``var``'s buffer; the line allocating it, if it is a result."""
+        shape = var.aval.shape
+        if var in self.result_of:
+            name = self.name[var] = f"r{self.result_of[var]}"
+            return f"{name} = empty({shape.physical_size}, np.{storage_dtype(shape).name})"
+        start = self._take(buffer_nbytes(shape))
+        self._slices[var] = (start, buffer_nbytes(shape))
+        self.views.append((start, buffer_nbytes(shape), storage_dtype(shape)))
+        self.name[var] = f"w[{len(self.views) - 1}]"
+        if self._last.get(var, -1) < step:  # never read: free after this step
+            self._dying.setdefault(step, []).append(var)
+        return ""
+
+    def scratch(self, step: int, nbytes: int) -> str:
+        """A kernel's own scratch space, for this step only."""
+        start = self._take(nbytes)
+        self._scratch.append((start, nbytes))
+        self.views.append((start, nbytes, np.dtype(np.uint8)))
+        return f"w[{len(self.views) - 1}]"
+
+    def release(self, step: int) -> None:
+        """Free the slices whose values are dead after ``step`` (and its scratch)."""
+        freed = [self._slices.pop(v) for v in self._dying.pop(step, ()) if v in self._slices]
+        freed += self._scratch
+        self._scratch = []
+        for block in freed:
+            self._give(block)
+
+    def _take(self, nbytes: int) -> int:
+        nbytes = -(-max(nbytes, 1) // _ALIGN) * _ALIGN
+        for i, (start, size) in enumerate(self._free):
+            if size >= nbytes:
+                self._free[i:i + 1] = [(start + nbytes, size - nbytes)] if size > nbytes else []
+                return start
+        if self._free and self._free[-1][0] + self._free[-1][1] == self.size:
+            start = self._free.pop()[0]       # extend the free block at the end
+        else:
+            start = self.size
+        self.size = start + nbytes
+        return start
+
+    def _give(self, block: tuple[int, int]) -> None:
+        start, nbytes = block
+        nbytes = -(-max(nbytes, 1) // _ALIGN) * _ALIGN
+        self._free.append((start, nbytes))
+        self._free.sort()
+        merged: list[tuple[int, int]] = []
+        for s, n in self._free:
+            if merged and merged[-1][0] + merged[-1][1] == s:
+                merged[-1] = (merged[-1][0], merged[-1][1] + n)
+            else:
+                merged.append((s, n))
+        self._free = merged
+

@@ -1,0 +1,64 @@
+"""Every per-primitive rule table of the backend, in one place.
+
+Each op family's module under ``compile/kernels`` registers its rules
+here, keyed by primitive; the passes read them:
+
+* :data:`layout_rules` — layout assignment: the layout of a result given
+  its operands' (``compile/layout_assignment.py``);
+* :data:`fused_reads`, :data:`fusion_consumers`, :data:`cheap_producers`,
+  :data:`rereading_consumers` — loop fusion (``compile/fusion.py``);
+* :data:`bitcasts` — clustering: an equation whose result is its operand's
+  buffer read another way, so a program runs it without a kernel
+  (``compile/clusters.py``);
+* :data:`lowerings`, :data:`dynamic_lowerings`, :data:`scalar_exprs` —
+  code generation (``compile/codegen.py``).
+
+Rules are plain functions taking the lowering context or an equation, so
+the tables import nothing of the passes that use them.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+
+from tracer.core import Primitive
+
+if TYPE_CHECKING:
+    from tracer.graph import Equation
+    from tracer.shapes import Layout, Shape
+
+    from .codegen import LoweringContext
+
+__all__ = ["layout_rules", "fused_reads", "fusion_consumers", "cheap_producers",
+           "rereading_consumers", "bitcasts", "lowerings", "dynamic_lowerings", "scalar_exprs",
+           "Lowering", "ScalarExpr", "FusedRead", "LayoutRule"]
+
+# -- layout assignment -------------------------------------------------------------------
+LayoutRule = Callable[["Equation", list["Shape"]], Optional["Layout"]]
+layout_rules: dict[Primitive, LayoutRule] = {}
+
+# -- fusion ----------------------------------------------------------------------------------
+# how to compute one element of a producer's result as source text, given its index
+FusedRead = Callable[["LoweringContext", "Equation", Sequence[str]], str]
+fused_reads: dict[Primitive, FusedRead] = {}
+# ops whose lowering reads operand elements only through ``ctx.read``
+fusion_consumers: set[Primitive] = set()
+# producers cheap enough to recompute in every consumer (index remapping, simple arithmetic)
+cheap_producers: set[Primitive] = set()
+# consumers that may read an operand element more than once (overlapping windows)
+rereading_consumers: set[Primitive] = set()
+
+# -- clustering ------------------------------------------------------------------------------
+# whether an equation's single result is its single operand's buffer as it is
+bitcasts: dict[Primitive, Callable[["Equation"], bool]] = {}
+
+# -- code generation -------------------------------------------------------------------------
+Lowering = Callable[["LoweringContext", "Equation"], None]
+lowerings: dict[Primitive, Lowering] = {}
+# lowerings for equations with bounded dynamic dimensions (kernels/dynamic.py)
+dynamic_lowerings: dict[Primitive, Lowering] = {}
+# element-wise primitives as scalar expressions: (operand element type, params,
+# *operand texts) -> text; inlined into loops and scalar computations
+ScalarExpr = Callable[..., str]
+scalar_exprs: dict[Primitive, ScalarExpr] = {}
+
+_ = Any  # (typing only)
