@@ -14,7 +14,7 @@ from __future__ import annotations
 from primitives import collectives as co
 from tracer.graph import Equation, Graph, Var
 
-__all__ = ["eliminate_dead_code"]
+__all__ = ["eliminate_dead_code", "has_effects"]
 
 _COLLECTIVES = frozenset((co.all_reduce_p, co.all_gather_p, co.all_to_all_p, co.reduce_scatter_p,
                           co.collective_permute_p, co.collective_broadcast_p))
@@ -34,6 +34,12 @@ def _has_effect(eq: Equation, memo: dict[int, bool]) -> bool:
                 if memo[key]:
                     return True
     return False
+
+
+def has_effects(graph: Graph) -> bool:
+    """Whether running ``graph`` does anything besides computing its results."""
+    memo: dict[int, bool] = {}
+    return any(_has_effect(eq, memo) for eq in graph.equations)
 
 
 def eliminate_dead_code(graph: Graph) -> Graph:

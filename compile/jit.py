@@ -28,11 +28,13 @@ from tracer.tracing import Signature, _argument_names, split_static, trace_with_
 from . import kernels  # noqa: F401  (registers the lowerings)
 from .background import PARALLEL_MIN_KERNELS, compile_in_parallel
 from .cache import disk_cache_usable
+from .dce import has_effects
 from .fusion import fusion_roots
 from .pipeline import lower, optimize
 from .program import GraphProgram, KernelCall
 from .runtime import Array, as_layout, to_buffer
-from .tiers import TieredProgram, compile_in_background, log, log_level
+from .tiers import (TieredProgram, check_against_tier_0, compile_in_background, log, log_level,
+                    tier_mode)
 
 __all__ = ["jit", "JittedFunction", "Lowered", "Compiled"]
 
@@ -60,6 +62,8 @@ class Compiled:
                                 and av.shape.is_array and any(av.shape.dynamic_dimensions)]
         self._dynamic_results = getattr(program, "dynamic_results", ())
         self._name = f"{graph.name}_{next(_names)}"
+        # every call against tier 0 (NUMXLA_TIERED=check), where running twice is harmless
+        self._check = tier_mode() == "check" and process_grid is None and not has_effects(graph)
         if load_code:
             self.has_code()
 
@@ -97,11 +101,15 @@ class Compiled:
         trailing = (self._input_sizes(leaves),) if self._dynamic_inputs else ()
         outs = self._run(buffers, trailing)
         if self._dynamic_results:
-            return self._dynamic_values(outs[:-1], outs[-1])
-        if not self._plain_outputs:
-            return [_runtime_value(b, s) for b, s in zip(outs, self.out_shapes)]
-        return [Array.wrap(b if view is None else b.view(view), s)
-                for b, s, view in zip(outs, self.out_shapes, self._out_views)]
+            results = self._dynamic_values(outs[:-1], outs[-1])
+        elif not self._plain_outputs:
+            results = [_runtime_value(b, s) for b, s in zip(outs, self.out_shapes)]
+        else:
+            results = [Array.wrap(b if view is None else b.view(view), s)
+                       for b, s, view in zip(outs, self.out_shapes, self._out_views)]
+        if self._check:
+            check_against_tier_0(self._name, self.graph, self.out_shapes, leaves, results)
+        return results
 
     def _input_sizes(self, leaves: Sequence[Any]) -> np.ndarray:
         """The run-time sizes of the parameters with bounded dynamic dimensions."""
@@ -335,9 +343,7 @@ class JittedFunction:
         return compiled
 
     def _is_tiered(self) -> bool:
-        if self.tiered is not None:
-            return self.tiered
-        return os.environ.get("NUMXLA_TIERED", "1").strip().lower() not in ("0", "false", "no")
+        return self.tiered if self.tiered is not None else tier_mode() == "tiered"
 
     def _start_tiers(self, graph: Graph, out_shapes: list[Shape]) -> TieredProgram:
         """A program served by tier 0 until its compiled code is ready: built

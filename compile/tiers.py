@@ -12,6 +12,7 @@ fails, the signature stays on tier 0 and one warning says why.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import warnings
@@ -27,7 +28,7 @@ from tracer.shapes import PrimitiveType, Shape
 from .runtime import Array, to_buffer
 
 __all__ = ["TieredProgram", "evaluate_reference", "compile_in_background", "TierWarning", "log",
-           "log_level"]
+           "log_level", "tier_mode", "TierMismatch", "check_against_tier_0"]
 
 log = logging.getLogger("numxla.compile")
 
@@ -125,7 +126,6 @@ class TieredProgram:
 
 def log_level() -> int:
     """WARNING when ``NUMXLA_LOG_COMPILES=1`` (shown by default), DEBUG otherwise."""
-    import os
     return logging.WARNING if os.environ.get("NUMXLA_LOG_COMPILES", "") not in ("", "0") \
         else logging.DEBUG
 
@@ -190,3 +190,70 @@ def compile_in_background(build: Callable[[], Any], program: TieredProgram,
             finish(compiled, "compiled code loaded", start)
 
     threading.Thread(target=run, daemon=True, name="numxla-compile").start()
+
+
+# -- checking the tiers against each other ----------------------------------------------
+
+def tier_mode() -> str:
+    """``NUMXLA_TIERED``: ``"tiered"`` (the default), ``"compiled"`` (``0``: wait
+    for the compiled program) or ``"check"``: wait for it, and check every
+    call's results against tier 0's (:class:`TierMismatch`)."""
+    value = os.environ.get("NUMXLA_TIERED", "1").strip().lower()
+    if value == "check":
+        return "check"
+    return "compiled" if value in ("0", "false", "no", "off") else "tiered"
+
+
+class TierMismatch(AssertionError):
+    """The compiled program and tier 0 disagree on a call's results."""
+
+
+def check_against_tier_0(name: str, graph: Graph, out_shapes: Sequence[Shape],
+                         leaves: Sequence[Any], results: Sequence[Any]) -> None:
+    """Raise :class:`TierMismatch` unless ``results`` (the compiled program's)
+    are what tier 0 gives: the same types, shapes, layouts and run-time
+    sizes, integers and booleans equal, floats equal in NaN and infinity
+    and close elsewhere (within 1%, or 1% of the result's largest magnitude:
+    tier 0 is the reference semantics, which the compiled kernels meet to
+    their own tolerances; what this catches is a value in the wrong place)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            want = evaluate_reference(graph, out_shapes, leaves)
+    for i, (got, ref) in enumerate(zip(results, want)):
+        problem = _mismatch(got, ref)
+        if problem:
+            raise TierMismatch(f"{name}: result {i} ({out_shapes[i]}): the compiled program "
+                               f"and tier 0 differ: {problem}")
+
+
+def _mismatch(got: Any, want: Any) -> str | None:
+    if type(got) is not type(want):
+        return f"{type(got).__name__} against {type(want).__name__}"
+    if isinstance(got, tuple):
+        return next((p for p in map(_mismatch, got, want) if p), None)
+    if isinstance(got, Array):
+        if got.xla_shape != want.xla_shape or got.buffer.dtype != want.buffer.dtype:
+            return f"{got.xla_shape} ({got.buffer.dtype}) against {want.xla_shape}"
+    if not isinstance(got, np.ndarray) and not isinstance(got, Array):
+        return None  # a token
+    if getattr(got, "dynamic_sizes", None) != getattr(want, "dynamic_sizes", None):
+        return f"run-time sizes {got.dynamic_sizes} against {want.dynamic_sizes}"
+    a, b = np.asarray(got), np.asarray(want)
+    if isinstance(got, Array) and got.xla_shape.element_type is PrimitiveType.BF16:
+        from tracer.shapes import bf16_to_f32
+        a, b = bf16_to_f32(a), bf16_to_f32(b)
+    if a.dtype.kind not in "fc":
+        return None if np.array_equal(a, b) else "values differ"
+    for part in ((a, b),) if a.dtype.kind == "f" else ((a.real, b.real), (a.imag, b.imag)):
+        x, y = (p.astype(np.float64) for p in part)
+        if not np.array_equal(np.isnan(x), np.isnan(y)):
+            return "NaN in other places"
+        if not np.array_equal(x[np.isinf(y)], y[np.isinf(y)]):
+            return "infinities differ"
+        finite = np.isfinite(y) & np.isfinite(x)
+        scale = np.max(np.abs(y[finite]), initial=0.0)
+        tolerance = 1e-2 * np.maximum(np.abs(y[finite]), scale) + 1e-30
+        if np.any(np.abs(x[finite] - y[finite]) > tolerance):
+            return f"values differ by up to {np.max(np.abs(x[finite] - y[finite])):.3g}"
+    return None

@@ -1,6 +1,8 @@
-"""The suite tests compiled kernels: ``jit`` waits for the compiled program
-(``NUMXLA_TIERED=0``) unless a test asks for tiers (``jit(f, tiered=True)``,
+"""The suite tests compiled kernels: ``jit`` waits for the compiled program,
+and every call of it is checked against tier 0, the reference semantics
+(``NUMXLA_TIERED=check``: the same types, shapes, layouts and values, or a
+``TierMismatch``), unless a test asks for tiers itself (``jit(f, tiered=True)``,
 tests/compile/test_tiers.py)."""
 import os
 
-os.environ.setdefault("NUMXLA_TIERED", "0")
+os.environ.setdefault("NUMXLA_TIERED", "check")

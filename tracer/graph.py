@@ -17,9 +17,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .core import (AbstractValue, Interpreter, Primitive, Tracer, abstractify,
+from .core import (AbstractValue, BF16Array, Interpreter, Primitive, Tracer, abstractify,
                    current_interpreter, set_interpreter)
 from .pytree import TreeDef
+from .shapes import PrimitiveType
 
 __all__ = ["Var", "Literal", "Equation", "Graph", "GraphBuilder", "GraphTracer",
            "eval_graph", "Atom"]
@@ -121,18 +122,26 @@ def eval_graph(graph: Graph, *args: Any) -> list[Any]:
     """
     if len(args) != len(graph.in_vars):
         raise TypeError(f"graph {graph.name} takes {len(graph.in_vars)} arguments, got {len(args)}")
-    env: dict[Var, Any] = {}
-    env.update(zip(graph.const_vars, graph.const_values))
+    env: dict[Var, Any] = {v: _typed(c, v.aval) for v, c in zip(graph.const_vars,
+                                                                 graph.const_values)}
     env.update(zip(graph.in_vars, args))
 
     def read(atom: Atom) -> Any:
-        return atom.value if isinstance(atom, Literal) else env[atom]
+        return _typed(atom.value, atom.aval) if isinstance(atom, Literal) else env[atom]
 
     for eq in graph.equations:
         out = eq.primitive.bind(*(read(a) for a in eq.inputs), **eq.params)
         outs = out if eq.primitive.multiple_results else (out,)
         env.update(zip(eq.outputs, outs))
     return [read(a) for a in graph.out_atoms]
+
+
+def _typed(value: Any, aval: AbstractValue) -> Any:
+    """A constant as the interpreters take it: bf16 words (stored as uint16)
+    marked as bf16, so that they are not read as u16."""
+    if aval.element_type is PrimitiveType.BF16 and type(value) is np.ndarray:
+        return value.view(BF16Array)
+    return value
 
 
 # --------------------------------------------------------------------------

@@ -213,7 +213,9 @@ OPS_BY_TYPE = {
 
 
 @pytest.mark.parametrize("t", ALL_TYPES, ids=[t.short_name for t in ALL_TYPES])
-def test_every_op_matches_the_reference(t):
+def test_every_op_matches_the_reference(t, monkeypatch):
+    if t.is_complex:  # complex atan2 on its branch cut: compared modulo 2 pi below, not by
+        monkeypatch.setenv("NUMXLA_TIERED", "0")   # NUMXLA_TIERED=check's general tolerance
     x, y = cross(t)
     wanted = OPS_BY_TYPE[t]
     binary = _admitted({n: f for n, f in BINARY.items() if n in wanted}, (x, y))

@@ -1,0 +1,122 @@
+"""Compiled code is shared by structure (compile/clusters.py, compile/kernel.py):
+every materialising op with what is fused into it is a kernel interned by
+its generated source, so identical layers compile once, a second model
+built from layers already seen compiles nothing, and the disk cache hands
+the kernels to another process.  Counted with ``compile_counts``."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import primitives as lax
+import primitives.numpy as xnp
+from autodiff import value_and_grad
+from compile import jit
+from compile.kernel import compile_counts
+
+REPO = Path(__file__).resolve().parents[2]
+rng = np.random.default_rng(21)
+
+
+def layer(h, w, b):
+    return xnp.tanh(h @ w + b * 0.75)
+
+
+def mlp(params, x):
+    for w, b in params:
+        x = layer(x, w, b)
+    return x
+
+
+def params_of(depth, width=24):
+    return [(rng.standard_normal((width, width)).astype(np.float32) / 5,
+             rng.standard_normal(width).astype(np.float32)) for _ in range(depth)]
+
+
+def reference(params, x):
+    for w, b in params:
+        x = np.tanh(x @ w + b * 0.75)
+    return x
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    """An empty disk cache (kernels compiled by an earlier run are not loaded)."""
+    monkeypatch.setenv("NUMXLA_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def compiled_by(fn, *args) -> int:
+    """Kernels Numba compiled for a first call of ``jit(fn)`` (tiered=False)."""
+    before = compile_counts()["compiled"]
+    out = jit(fn, tiered=False)(*args)
+    return compile_counts()["compiled"] - before, out
+
+
+def test_identical_layers_compile_once_and_a_second_model_compiles_nothing(fresh_cache):
+    x = rng.standard_normal((7, 24)).astype(np.float32)
+    deep = params_of(12)
+    n_deep, out = compiled_by(mlp, deep, x)
+    np.testing.assert_allclose(np.asarray(out), reference(deep, x), rtol=2e-5, atol=2e-6)
+    assert 1 <= n_deep <= 3            # one kernel per distinct cluster, not per layer
+    program = jit(mlp, tiered=False).lower(deep, x).compile()
+    calls = program.program.calls
+    assert len(calls) >= 12 and len({id(c.kernel) for c in calls}) == n_deep
+
+    def other_model(params, x, y):  # another graph, made of the layers seen above
+        return mlp(params[:3], x), mlp(params[3:], y)
+
+    params = params_of(5)
+    n_other, (a, b) = compiled_by(other_model, params, x, x[::-1].copy())
+    assert n_other == 0
+    np.testing.assert_allclose(np.asarray(b), reference(params[3:], x[::-1]), rtol=2e-5,
+                               atol=2e-6)
+
+
+def test_the_gradient_of_a_deep_model_compiles_like_a_shallow_one(fresh_cache):
+    x = rng.standard_normal((5, 24)).astype(np.float32)
+
+    def loss(params, x):
+        return xnp.sum(xnp.square(mlp(params, x)))
+    n_shallow, _ = compiled_by(value_and_grad(loss), params_of(2), x)
+    n_deep, (value, grads) = compiled_by(value_and_grad(loss), params_of(10), x)
+    assert n_deep <= 2                 # the first and last layers' kernels differ a little
+    assert n_shallow >= 4
+    eps = 1e-2                         # one gradient entry against a central difference
+    params = params_of(10)
+    value, grads = jit(value_and_grad(loss), tiered=False)(params, x)
+    w, b = params[4]
+    bumped = [(w2.copy(), b2) for w2, b2 in params]
+    bumped[4][0][1, 2] += eps
+    up = float(loss(bumped, x))
+    bumped[4][0][1, 2] -= 2 * eps
+    down = float(loss(bumped, x))
+    np.testing.assert_allclose(float(np.asarray(grads[4][0])[1, 2]), (up - down) / (2 * eps),
+                               rtol=2e-2)
+
+
+def test_another_process_loads_every_kernel_from_the_disk_cache(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np
+        from compile import jit
+        from compile.kernel import compile_counts
+        from tests.compile.test_kernel_sharing import mlp, params_of
+        import sys
+        depth = int(sys.argv[1])
+        x = np.ones((3, 24), np.float32)
+        jit(mlp, tiered=False)(params_of(depth), x)
+        print(compile_counts()["compiled"], compile_counts()["loaded"])
+    """)
+    env = dict(os.environ, NUMXLA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(REPO))
+    run = lambda depth: subprocess.run([sys.executable, "-c", script, str(depth)], env=env,
+                                       check=True, capture_output=True, text=True,
+                                       cwd=REPO).stdout.split()
+    compiled, loaded = run(2)
+    assert int(compiled) >= 1 and loaded == "0"
+    compiled, loaded = run(9)         # deeper: the same kernels, from the cache
+    assert compiled == "0" and int(loaded) >= 1
