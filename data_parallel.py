@@ -92,7 +92,7 @@ def main() -> None:
     args = parser.parse_args()
     replicas, rank = args.replicas, 0
     if args.mpi:
-        from compile.replicas_mpi import mpi_world
+        from compile.spmd.mpi import mpi_world
         replicas, rank = mpi_world().size, mpi_world().rank
     result = train(replicas, args.steps, backend="mpi" if args.mpi else "threads",
                    verbose=rank == 0)

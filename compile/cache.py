@@ -258,14 +258,13 @@ def _without_disk_cache(source: str, filename: str):
 
 def load_code_of(module: ModuleType) -> int:
     """Load the machine code the disk cache holds for ``module``'s functions
-    (once per module); returns how many overloads were loaded."""
+    (once per module); returns how many overloads were loaded.  Code that
+    calls helpers through a symbol needs them registered first
+    (``compile.extern.ensure_for_source``: :class:`compile.kernel.Kernel` does it)."""
     with _lock:
         if getattr(module, "__numxla_loaded__", False):
             return 0
         source = module.__numxla_source__
-        # helpers the code calls through a symbol: registered before it is linked
-        from .extern import ensure_for_source
-        ensure_for_source(source)
         loaded = 0
         for value in list(vars(module).values()):
             if getattr(value, "__module__", None) == module.__name__:

@@ -1,24 +1,24 @@
-"""Graph → the Python source of one Numba function.
+"""The lowering context: what the lowering rules write generated code with.
 
-The whole graph becomes one ``@njit`` function taking and returning 1-D
-physical buffers, so a call costs one Numba dispatch.  Each equation is
-emitted by the lowering rule registered for its primitive in
-:data:`lowerings` (one module per op family under ``compile/kernels``), as
+A lowering rule (registered per primitive in :data:`compile.registry.lowerings`,
+one module per op family under ``compile/kernels``) emits an equation as
 plain explicit loops — which Numba compiles far faster than NumPy array
-expressions.  Every value is addressed through its layout's linear-index
-formula (:mod:`compile.layout_index`); loops nest so that the innermost one
-walks the most-minor physical dimension.  Each equation's HLO text precedes
-its code as a comment.
+expressions — through a :class:`LoweringContext`: buffer names and
+allocation (the workspace, output slots), loops over a shape in its physical
+order, element reads and writes through the layout's linear-index formula
+(:mod:`compile.layout_index`), fused producers computed inside the loops that
+read them (:mod:`compile.fusion`), and sub-graphs inlined (loop bodies,
+branches) or as scalar expressions (reducers, comparators).
+:mod:`compile.generate` drives it over a whole graph or cluster.
 """
 from __future__ import annotations
 
 import contextlib
 import re
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from tracer.core import Primitive
 from tracer.graph import Equation, Graph, Literal, Var
 from tracer.printer import equation_text, value_names
 from tracer.shapes import PrimitiveType, Shape
@@ -28,8 +28,8 @@ from .registry import (Lowering, ScalarExpr, dynamic_lowerings, fused_reads, low
                        scalar_exprs)
 from .layout_index import linear_index_expr, loop_order
 
-__all__ = ["lowerings", "dynamic_lowerings", "scalar_exprs", "LoweringContext", "generate_source", "dtype_name",
-           "literal_text", "storage_dtype_name"]
+__all__ = ["LoweringContext", "dtype_name", "literal_text", "storage_dtype_name", "buffer_nbytes",
+           "equation_comment", "default_shape", "worth_threads"]
 
 # 16-bit floats: buffers hold uint16 words, kernels compute in f32 (see kernels/float16.py).
 _HALF = {PrimitiveType.F16: ("f16_to_f32", "f32_to_f16"),
@@ -402,120 +402,3 @@ def default_shape(shape: Shape) -> Shape:
 def equation_comment(eq: Equation, ctx: LoweringContext) -> str:
     """The equation as HLO-like text, its values named as the graph's text names them."""
     return "# " + equation_text(eq, ctx.value_names)
-
-
-class GeneratedCode(NamedTuple):
-    source: str                          # def func_name(*inputs, *constants) -> tuple
-    constants: list[tuple[Var, Any]]     # (var, value) to pass after the inputs, in order
-    fused: dict[Var, Equation]           # values computed inside their consumers' loops
-    parallel: bool                       # some loop is a prange
-    workspace_bytes: int                 # size of the uint8 ``ws`` argument (0: none)
-    dynamic_inputs: bool                 # an int64 ``dsz`` argument: inputs' run-time sizes
-    dynamic_results: tuple[int, ...]     # results whose run-time sizes come as one more result
-
-
-def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *,
-                    process_grid: Any = None, output_params: bool = False) -> GeneratedCode:
-    """The function computing ``graph``, its results in the layouts of
-    ``out_shapes`` (what the caller wants); ``process_grid``: the processes
-    of an SPMD program (``None``: one process).
-
-    ``output_params``: the results are written into buffers the caller
-    passes (parameters ``o0, o1...`` after the inputs and constants), and the
-    function returns nothing — a cluster kernel of a program
-    (:mod:`compile.program`), whose caller places them (the workspace, a
-    result buffer) so that the code does not depend on where they live."""
-    ctx = LoweringContext(graph, process_grid, positional_names=output_params)
-    params = []
-    dynamic_inputs = 0  # run-time sizes of dynamic parameters arrive in ``dsz``
-    for i, v in enumerate(graph.in_vars):
-        ctx.bind_name(v, f"a{i}")
-        params.append(f"a{i}")
-        if v.aval.shape.is_array and any(v.aval.shape.dynamic_dimensions):
-            sizes = []
-            for d, bound in enumerate(v.aval.dimensions):
-                n = ctx.fresh("n")
-                ctx.emit(f"{n} = min(max(dsz[{dynamic_inputs}], 0), {bound})")
-                sizes.append(n)
-                dynamic_inputs += 1
-            ctx.set_sizes(v, sizes)
-    for v, value in zip(graph.const_vars, graph.const_values):
-        ctx.constant(v, value)
-    outputs = [f"o{i}" for i in range(len(out_shapes))] if output_params else []
-    inputs = set(graph.in_vars) | set(graph.const_vars)
-    for atom, shape, name in zip(graph.out_atoms, out_shapes, outputs):
-        if isinstance(atom, Var) and atom not in inputs and atom.aval.shape == shape:
-            ctx.carry_slots.setdefault(atom, name)  # the producer writes it in place
-    ctx.lower_equations(graph.equations, graph.out_atoms)
-    if output_params:
-        for atom, shape, name in zip(graph.out_atoms, out_shapes, outputs):
-            _emit_into(ctx, atom, shape, name)
-        results = []
-    else:
-        results = [_emit_result(ctx, atom, shape)
-                   for atom, shape in zip(graph.out_atoms, out_shapes)]
-    params += [f"c{i}" for i in range(len(ctx.constants))] + outputs
-    if ctx.workspace_bytes:
-        params.append("ws")
-    if dynamic_inputs:
-        params.append("dsz")
-    dynamic_results = tuple(i for i, atom in enumerate(graph.out_atoms)
-                            if isinstance(atom, Var) and atom in ctx.runtime_sizes)
-    if dynamic_results:  # the results' run-time sizes, one more result
-        sizes = ctx.fresh("rsz")
-        flat = [n for i in dynamic_results for n in ctx.sizes_of(graph.out_atoms[i])]
-        ctx.emit(f"{sizes} = empty_buf({len(flat)}, np.int64)")
-        for k, n in enumerate(flat):
-            ctx.emit(f"{sizes}[{k}] = {n}")
-        results.append(sizes)
-    body = "\n".join(ctx.lines) or "    pass"
-    if output_params:
-        ret = "    return\n"
-    else:
-        ret = "    return (" + ", ".join(results) + ("," if len(results) == 1 else "") + ")\n"
-    helpers = "".join(f"\n\n{text}\n" for text in ctx.helper_functions)
-    return GeneratedCode(f"def {func_name}({', '.join(params)}):\n{body}\n{ret}{helpers}",
-                         ctx.constants, ctx.fused, ctx.parallel, ctx.workspace_bytes,
-                         bool(dynamic_inputs), dynamic_results)
-
-
-def _emit_into(ctx: LoweringContext, atom: Var | Literal, shape: Shape, name: str) -> None:
-    """Make the output parameter ``name`` hold ``atom`` in ``shape``'s layout
-    (nothing to do when its producer wrote it there)."""
-    if isinstance(atom, Var) and ctx.carry_slots.get(atom) == name and \
-            ctx.slotted.get(atom) == ctx.name(atom):
-        return  # its producer allocated it there and it is still bound to it
-    out = Var(atom.aval.__class__(shape))
-    ctx.bind_name(out, name)
-    if shape.layout.padding_value not in (None, 0):
-        ctx.emit(f"{name}[:] = {literal_text(shape.layout.padding_value, shape.element_type)}")
-    elif shape.layout.padded_dimensions or shape.layout.tiles:
-        ctx.emit(f"{name}[:] = 0")
-    if isinstance(atom, Var):
-        from .kernels.shape_ops import copy_value  # blocked loops; 16-bit words kept
-        copy_value(ctx, atom, out)
-    else:
-        with ctx.loops(shape) as idx:
-            ctx.write(out, idx, ctx.read(atom, idx))
-
-
-def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str:
-    """A result buffer in the requested layout, its own (never an input's,
-    a constant's or the workspace)."""
-    if not shape.is_array:  # a token or a tuple
-        from .kernels.side_effects import result_value
-        return result_value(ctx, atom, shape)
-    if atom.aval.shape != shape or not ctx.owns(atom):
-        out = Var(atom.aval.__class__(shape))
-        name = ctx.alloc(out, zero=bool(shape.layout.padded_dimensions or shape.layout.tiles),
-                         own=True)
-        if shape.layout.padding_value not in (None, 0):
-            ctx.emit(f"{name}[:] = {literal_text(shape.layout.padding_value, shape.element_type)}")
-        if isinstance(atom, Var):
-            from .kernels.shape_ops import copy_value  # blocked loops; 16-bit words kept
-            copy_value(ctx, atom, out)
-        else:
-            with ctx.loops(shape) as idx:
-                ctx.write(out, idx, ctx.read(atom, idx))
-        return name
-    return ctx.name(atom)

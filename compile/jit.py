@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import os
 import threading
 import time
 from typing import Any, Callable, Sequence

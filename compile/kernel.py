@@ -23,6 +23,7 @@ from tracer.shapes import PrimitiveType, Shape
 
 from . import kernels
 from .cache import has_cached_code, load_cached_overload, load_code_of, load_module
+from .extern import ensure_for_source
 from .runtime import to_buffer
 from .tiers import log, log_level
 
@@ -49,6 +50,12 @@ class Kernel:
         self.fn = self.module.graph_fn
         self.lines = source.count("\n")
 
+    def _load(self) -> None:
+        """The helpers the code calls through a symbol (registered before the
+        code is linked), then whatever code the disk cache holds."""
+        ensure_for_source(self.source)
+        load_code_of(self.module)
+
     def has_code(self, types: tuple) -> bool:
         """Whether machine code for argument ``types`` is loaded (from the disk
         cache, or compiled here): a call will not wait for Numba."""
@@ -56,7 +63,7 @@ class Kernel:
             return True
         if not has_cached_code(self.fn):
             return False
-        load_code_of(self.module)  # the symbols the code links against, then the code
+        self._load()
         if types in self.fn.overloads or load_cached_overload(self.fn, types):
             _counts["loaded"] += 1
             return True
@@ -67,7 +74,7 @@ class Kernel:
         if self.has_code(types):
             return 0.0
         start = time.perf_counter()
-        load_code_of(self.module)
+        self._load()
         self.fn.compile(types)
         seconds = time.perf_counter() - start
         _counts["compiled"] += 1

@@ -16,7 +16,6 @@ per concurrent call).
 """
 from __future__ import annotations
 
-import threading
 from typing import Any, Sequence
 
 import numpy as np
@@ -26,7 +25,8 @@ from tracer.printer import equation_text, value_names
 from tracer.shapes import Shape
 
 from .clusters import Alias, Cluster, form_clusters
-from .codegen import buffer_nbytes, generate_source
+from .codegen import buffer_nbytes
+from .generate import generate_source
 from .fusion import plan_fusion
 from .kernel import Kernel, argument_types, kernel_buffer, kernel_for, storage_dtype
 

@@ -11,7 +11,7 @@ here, keyed by primitive; the passes read them:
   buffer read another way, so a program runs it without a kernel
   (``compile/clusters.py``);
 * :data:`lowerings`, :data:`dynamic_lowerings`, :data:`scalar_exprs` —
-  code generation (``compile/codegen.py``).
+  code generation (``compile/generate.py``).
 
 Rules are plain functions taking the lowering context or an equation, so
 the tables import nothing of the passes that use them.

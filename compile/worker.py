@@ -2,7 +2,7 @@
 into the disk cache, so the process that asked never waits for Numba.
 
 It reads one request per line on stdin (JSON: ``id``, ``path`` of a
-generated module in the cache, ``function``, ``types``: the Numba argument
+generated module in the cache, ``function`` (``graph_fn``), ``types``: the Numba argument
 types, pickled and base64-encoded) and answers one line per request on
 stdout (``id``, ``ok``, ``seconds`` or ``error``).  Compiling with
 ``cache=True`` writes Numba's index and machine code beside the module,
@@ -22,14 +22,16 @@ from pathlib import Path
 
 def compile_request(request: dict) -> float:
     """Compile ``request``'s function for its argument types; returns the seconds taken."""
-    from .cache import load_module
+    from .kernel import Kernel
     start = time.perf_counter()
-    module = load_module(Path(request["path"]).read_text())
-    dispatcher = getattr(module, request["function"])
-    types = pickle.loads(base64.b64decode(request["types"]))
-    if types not in dispatcher.overloads:
-        dispatcher.compile(types)
+    kernel = _kernels.get(request["path"])
+    if kernel is None:
+        kernel = _kernels[request["path"]] = Kernel(Path(request["path"]).read_text())
+    kernel.compile(pickle.loads(base64.b64decode(request["types"])))
     return time.perf_counter() - start
+
+
+_kernels: dict = {}  # path -> Kernel
 
 
 def main() -> None:

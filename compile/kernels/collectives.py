@@ -21,7 +21,7 @@ alias) when the layouts agree, and are converted otherwise.
 In a program of several processes (``compile.pmap``: the lowering context
 has a ``process_grid``), every collective is a host callback (object mode):
 ``host_collective`` hands the operands to the process's rendezvous
-(``compile.replicas``), which meets the other processes and computes the
+(``compile.spmd``), which meets the other processes and computes the
 results with the reference semantics, so they are XLA's bit for bit.  An
 AllReduce of row-major buffers is reduced in place instead: into the result
 buffers the compiled code allocated (``host_all_reduce_into``) or, when its
@@ -136,10 +136,10 @@ def _lower_zero_id(ctx: LoweringContext, eq: Equation) -> None:
 
 def host_collective(key: str, operands: tuple) -> tuple:
     """Object-mode half of a collective of a multi-process program: this
-    process's results, from the rendezvous of ``compile.replicas``.  ``key``
+    process's results, from the rendezvous of ``compile.spmd``.  ``key``
     (the same in every process for the same equation) is what the processes
     compare to check they reached the same collective."""
-    from ..replicas import current_process
+    from ..spmd.rendezvous import current_process
     prim, params, in_shapes, out_shapes = _HOST_PARAMS[key]
     values = [_to_eager(v, s) for v, s in zip(operands, in_shapes)]
     outs = current_process().collective(prim, params, values, key)
@@ -150,7 +150,7 @@ def host_all_reduce_into(key: str, operands: tuple, outs: tuple) -> None:
     """Object-mode half of an AllReduce of row-major buffers: reduced in
     place into the result buffers the compiled code allocated (no conversion
     to eager values and back, no fresh buffers): ``Rendezvous.all_reduce_buffers``."""
-    from ..replicas import current_process
+    from ..spmd.rendezvous import current_process
     current_process().all_reduce_buffers(_HOST_PARAMS[key][1], operands, outs, key)
 
 
@@ -160,7 +160,7 @@ def host_all_reduce_shared(key: str, slot: str, operands: tuple) -> tuple:
     every member runs this equation (``slot`` names it in the program): one
     result written per group instead of one per member
     (``Rendezvous.all_reduce_buffers``)."""
-    from ..replicas import current_process
+    from ..spmd.rendezvous import current_process
     return tuple(current_process().all_reduce_buffers(_HOST_PARAMS[key][1], operands, None, key,
                                                       slot))
 
@@ -168,7 +168,7 @@ def host_all_reduce_shared(key: str, slot: str, operands: tuple) -> tuple:
 def host_send_to(key: str, value: Any) -> None:
     """Object-mode half of a send with ``source_target_pairs`` in a program
     of several processes: a point-to-point message to this process's target."""
-    from ..replicas import current_process
+    from ..spmd.rendezvous import current_process
     shape, channel_id, pairs = _HOST_PARAMS[key]
     current_process().send_to(channel_id, pairs, _to_eager(value, shape))
 
@@ -176,7 +176,7 @@ def host_send_to(key: str, value: Any) -> None:
 def host_recv_from(key: str) -> tuple:
     """Object-mode half of a recv with ``source_target_pairs``: the next
     message from this process's source (zeros for a process that is no target)."""
-    from ..replicas import current_process
+    from ..spmd.rendezvous import current_process
     shape, channel_id, pairs = _HOST_PARAMS[key]
     return tuple(_to_kernel(current_process().recv_from(channel_id, pairs, shape), shape))
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import primitives as lax
 import primitives.numpy as xnp
 from autodiff import value_and_grad
 from compile import jit

@@ -98,7 +98,7 @@ def _disagreement(records: list, k: int, text: str, rank: int) -> str:
 
 
 class MPIRendezvous:
-    """The rendezvous of ``compile.replicas`` over MPI ranks."""
+    """The rendezvous of ``compile.spmd.rendezvous`` over MPI ranks."""
 
     def __init__(self, comm: Any, grid: co.ProcessGrid, timeout: float, shared: dict,
                  messages: bool = False):
@@ -122,7 +122,7 @@ class MPIRendezvous:
                messages: tuple[int, int] = (0, 0)) -> list:
         """All ranks state what they do next; raise unless they all do the same.
         Returns every rank's record (``messages``: see ``finish``)."""
-        from .replicas import CollectiveError
+        from .rendezvous import CollectiveError
         send = _record(k, kind, text, signature, messages)
         got = np.empty((self.comm.size, _RECORD), np.uint8)
         request = self.comm.Iallgather(send, got)
@@ -156,7 +156,7 @@ class MPIRendezvous:
         """The AllReduce into ``outs`` (None: into the result buffers of
         equation ``slot`` kept between runs, see
         ``Rendezvous.all_reduce_buffers``); returns them."""
-        from .replicas import _shared_results
+        from .rendezvous import _shared_results
         self._agree(k, _COLLECTIVE, "all_reduce", ("all_reduce", signature))
         comm, ops = self._plan(index, params, buffers, signature)
         if outs is None:
@@ -180,7 +180,7 @@ class MPIRendezvous:
         MIN do not propagate NaN as XLA does: floats take the general path)."""
         plan = self.shared.get(("plan", signature))
         if plan is None:
-            from .replicas import _ufunc_of
+            from .rendezvous import _ufunc_of
             MPI = _mpi()
             groups = co._groups_for("all_reduce", self.grid, params["replica_groups"],
                                     params["channel_id"], params["use_global_device_ids"])
@@ -212,7 +212,7 @@ class MPIRendezvous:
     def send(self, index: int, channel_id: int, target: int, value: Any) -> None:
         """A message to rank ``target`` (non-blocking: delivered at the latest
         when this rank finishes)."""
-        from .replicas import CollectiveError
+        from .rendezvous import CollectiveError
         if channel_id >= self._done_tag:
             raise CollectiveError(f"send on channel {channel_id}: MPI tags go up to "
                                   f"{self._done_tag - 1}")
@@ -224,7 +224,7 @@ class MPIRendezvous:
     def recv(self, index: int, channel_id: int, source: int) -> Any:
         """The next message rank ``source`` sent this rank on the channel,
         polled against the timeout and ``source`` finishing."""
-        from .replicas import CollectiveError
+        from .rendezvous import CollectiveError
         what = f"recv on channel {channel_id} (replica {index} from replica {source})"
         deadline = time.monotonic() + self.timeout
         while not self.p2p.iprobe(source=source, tag=channel_id):
@@ -249,7 +249,7 @@ class MPIRendezvous:
         """This rank is done: it tells the others, the ranks agree (and check
         that every message sent was received), its messages are delivered,
         and last the others' word that they finished is taken."""
-        from .replicas import CollectiveError
+        from .rendezvous import CollectiveError
         if self.p2p is None:
             self._agree(count, _FINISHED, "finished", ("finished",))
             return
@@ -284,7 +284,7 @@ class MPIRendezvous:
 
     def abort(self, error: BaseException) -> None:
         """This rank failed: tell the others (they are waiting to agree)."""
-        from .replicas import CollectiveError
+        from .rendezvous import CollectiveError
         if getattr(error, "ranks_know", False):
             return
         try:

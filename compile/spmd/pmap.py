@@ -1,0 +1,229 @@
+"""``pmap``: one compiled graph run on N replicas, one thread each (or one
+MPI rank each: ``spmd/mpi.py``), whose collectives exchange data at a
+rendezvous (``spmd/rendezvous.py``).  The compiled code between collectives
+runs without the GIL (Numba ``nogil``), so replicas compute in parallel.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, NamedTuple, Sequence
+
+import numpy as np
+
+from primitives import collectives as co
+from tracer import pytree
+from tracer.core import abstractify
+from tracer.tracing import trace_pytree
+
+from ..jit import Compiled
+from .mpi import mpi_world
+from .rendezvous import Rendezvous, _process
+
+__all__ = ["pmap", "PmappedFunction"]
+
+
+def _run_process(compiled: Compiled, leaves: Sequence[Any], rendezvous: Any, index: int,
+                 results: list, errors: list, slot: int | None = None) -> None:
+    """Run replica ``index``; its results (or error) go to ``results[slot]``
+    (``errors[slot]``), ``slot`` defaulting to ``index``."""
+    slot = index if slot is None else slot
+    _process.rendezvous, _process.index, _process.count = rendezvous, index, 0
+    try:
+        results[slot] = compiled.call_flat(leaves)
+        rendezvous.finish(index, _process.count)
+    except BaseException as error:  # noqa: BLE001 (re-raised by the caller)
+        errors[slot] = error
+        rendezvous.abort(error)
+    finally:
+        _process.rendezvous = None
+
+
+class _Program(NamedTuple):
+    """A pmap-ed function compiled for some argument types."""
+    compiled: Compiled
+    out_dims: list            # per result: the axis its replicas stack on (None: one's)
+    messages: bool            # it sends or receives point-to-point messages
+
+
+class PmappedFunction:
+    """``pmap(f)``: see :func:`pmap`."""
+
+    def __init__(self, fn: Callable[..., Any], axis_name: str | None, num_replicas: int | None,
+                 backend: str, timeout: float, num_partitions: int = 1, in_axes: Any = 0,
+                 out_axes: Any = 0):
+        if isinstance(num_partitions, bool) or not isinstance(num_partitions, int) or \
+                num_partitions < 1:
+            raise ValueError(f"pmap: num_partitions must be a positive int, got "
+                             f"{num_partitions!r}")
+        self.fn = fn
+        self.num_partitions = num_partitions
+        self.in_axes, self.out_axes = in_axes, out_axes
+        self.axis_name = axis_name
+        self.backend = backend
+        self.comm = mpi_world() if backend == "mpi" else None
+        # the number of processes: replicas x partitions, one per slice of the leading axis
+        self.num_processes = None if num_replicas is None else num_replicas * num_partitions
+        if self.comm is not None:
+            if self.num_processes not in (None, self.comm.size):
+                raise ValueError(f"pmap(backend='mpi'): num_replicas={num_replicas} x "
+                                 f"num_partitions={num_partitions} but there are "
+                                 f"{self.comm.size} MPI ranks (one process per rank)")
+            self.num_processes = self.comm.size
+        self.timeout = timeout
+        self._cache: dict[Any, _Program] = {}
+        self._shared_pools: list[dict] = []  # idle pools of shared AllReduce results
+        self._lock = threading.Lock()
+        self.__name__ = getattr(fn, "__name__", "pmapped")
+
+    def _split(self, args: tuple) -> tuple[int, list[list[Any]], pytree.TreeDef]:
+        """The number of processes, each one's argument leaves, the arguments'
+        structure: leaves mapped by ``in_axes`` are split along that axis,
+        those with ``None`` go whole to every process."""
+        leaves, tree = pytree.flatten(args)
+        if isinstance(self.in_axes, (list, tuple)) and len(self.in_axes) != len(args):
+            raise ValueError(f"pmap: in_axes has {len(self.in_axes)} entries for {len(args)} "
+                             f"positional arguments")
+        dims = pytree.axes_for_leaves(self.in_axes if isinstance(self.in_axes, (int, type(None)))
+                                      else tuple(self.in_axes), args, "pmap", "in_axes")
+        arrays = [np.asarray(x) for x in leaves]
+        axes = []
+        for a, d in zip(arrays, dims):
+            if d is not None and not -a.ndim <= d < a.ndim:
+                raise ValueError(f"pmap: in_axes {d} is out of range for an argument of shape "
+                                 f"{a.shape} (every mapped argument needs that axis to split "
+                                 f"over the processes)")
+            axes.append(None if d is None else d % a.ndim)
+        sizes = {a.shape[d] for a, d in zip(arrays, axes) if d is not None}
+        n = self.num_processes if self.num_processes is not None else (
+            sizes.pop() if len(sizes) == 1 else None)
+        if n is None or sizes - {n}:
+            raise ValueError(f"pmap: the arguments' mapped axes have sizes {sorted(sizes)}; "
+                             f"they must all equal the number of processes (replicas x "
+                             f"partitions)")
+        if n % self.num_partitions:
+            raise ValueError(f"pmap: {n} processes do not split into num_partitions="
+                             f"{self.num_partitions} partitions")
+        return n, [[a if d is None else np.take(a, i, axis=d) for a, d in zip(arrays, axes)]
+                   for i in range(n)], tree
+
+    def _program(self, n: int, tree: pytree.TreeDef, first: list[Any]) -> _Program:
+        """The compiled program for ``n`` processes and these argument types
+        (traced and compiled on first use), with what every call needs of it."""
+        key = (n, tree, tuple((abstractify(x).element_type, abstractify(x).dimensions)
+                              for x in first))
+        program = self._cache.get(key)
+        if program is None:
+            with self._lock:
+                program = self._cache.get(key)
+                if program is None:
+                    grid = self._grid(n)
+                    with co.axis_name_bound(self.axis_name, grid.num_replicas):
+                        graph, _ = trace_pytree(self.fn, tree.unflatten(first), name=self.__name__)
+                    shapes = [av.shape for av in graph.out_avals]
+                    compiled = Compiled(graph, shapes, process_grid=grid)
+                    out_dims = pytree.axes_for_leaves(
+                        self.out_axes, graph.out_tree.unflatten(range(len(shapes))), "pmap",
+                        "out_axes")
+                    messages = any(f in compiled.source for f in ("host_send_to",
+                                                                  "host_recv_from"))
+                    program = self._cache[key] = _Program(compiled, out_dims, messages)
+        return program
+
+    def _grid(self, n: int) -> co.ProcessGrid:
+        return co.ProcessGrid(n // self.num_partitions, self.num_partitions)
+
+    def __call__(self, *args: Any) -> Any:
+        n, per_replica, tree = self._split(args)
+        program = self._program(n, tree, per_replica[0])
+        run = self._run_mpi if self.comm is not None else self._run_threads
+        try:  # one pool per concurrent call, kept between calls: no fresh buffers
+            shared = self._shared_pools.pop()
+        except IndexError:
+            shared = {}
+        try:
+            results = run(program, n, per_replica, shared)
+        finally:
+            self._shared_pools.append(shared)
+        # out_axes None: the value is the same on every process (JAX's promise): one's
+        stacked = [np.asarray(results[0][j]) if d is None else
+                   np.stack([np.asarray(results[i][j]) for i in range(n)], axis=d)
+                   for j, d in enumerate(program.out_dims)]
+        return program.compiled.graph.out_tree.unflatten(stacked)
+
+    def _run_threads(self, program: _Program, n: int, per_replica: list, shared: dict
+                     ) -> list:
+        compiled = program.compiled
+        rendezvous = Rendezvous(self._grid(n), self.timeout, shared)
+        results: list[Any] = [None] * n
+        errors: list[BaseException | None] = [None] * n
+        threads = [threading.Thread(target=_run_process, daemon=True, name=f"replica-{i}",
+                                    args=(compiled, per_replica[i], rendezvous, i, results,
+                                          errors))
+                   for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        raised = [e for e in errors if e is not None]
+        if raised:
+            # the process that failed first, not those its failure woke up
+            raise rendezvous.error if rendezvous.error in raised else raised[0]
+        rendezvous.check_delivered()
+        return results
+
+    def _run_mpi(self, program: _Program, n: int, per_replica: list, shared: dict) -> list:
+        """This rank runs its replica; every rank gets every replica's results
+        that are stacked (``out_dims`` not None), its own of the others."""
+        from .mpi import MPIRendezvous
+        rank = self.comm.rank
+        rendezvous = MPIRendezvous(self.comm, self._grid(n), self.timeout, shared,
+                                   program.messages)
+        results: list[Any] = [None]
+        errors: list[BaseException | None] = [None]
+        _run_process(program.compiled, per_replica[rank], rendezvous, rank, results, errors,
+                     slot=0)
+        if errors[0] is not None:
+            raise errors[0]
+        own = [np.asarray(r) for r in results[0]]
+        dims = program.out_dims
+        gathered = self.comm.allgather([r for r, d in zip(own, dims) if d is not None])
+        return [[next(parts) if d is not None else r for r, d in zip(own, dims)]
+                for parts in map(iter, gathered)]
+
+
+def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
+         num_replicas: int | None = None, backend: str = "threads", timeout: float = 60.0, *,
+         num_partitions: int = 1, in_axes: Any = 0, out_axes: Any = 0) -> Any:
+    """JAX's ``pmap``: ``fn`` compiled once and run on ``num_replicas``
+    replicas (default: the size of the arguments' mapped axis), replica ``i``
+    getting slice ``i`` of every argument; results stacked along a new
+    leading axis.  ``in_axes`` (an int, ``None``, or a tuple with a prefix
+    pytree per positional argument, as ``vmap``'s) says which axis of each
+    argument is split (``None``: every replica gets the whole value, as
+    parameters in data-parallel training); ``out_axes`` where each result's
+    replicas are stacked (``None``: a result the same on every replica,
+    given once).
+
+    Inside ``fn`` the XLA collectives (``lax.all_reduce`` ...) exchange data
+    between replicas, and ``axis_name`` binds the JAX-style spellings
+    (``psum``, ``pmean``, ``pmax``, ``pmin``, ``ppermute``, ``axis_index``,
+    ``all_gather``, ``all_to_all`` of ``primitives``).  ``backend="threads"``:
+    one thread per replica in this process.  ``backend="mpi"``: one replica
+    per MPI rank (``mpiexec -n N``; every rank passes the same global
+    arguments and gets every stacked result).
+    ``timeout``: seconds a replica waits at a collective for the others
+    before the run fails with a ``CollectiveError``.
+
+    ``num_partitions``: XLA's processes are replicas x partitions; with
+    ``num_partitions=P`` slice ``i`` of the leading axis runs as replica
+    ``i // P``, partition ``i % P`` (``lax.partition_id``), and the
+    collectives' ``channel_id``/``use_global_device_ids`` group partitions as
+    the document defines.  The axis name spans the replicas.
+    """
+    if fn is None:
+        return lambda f: pmap(f, axis_name, num_replicas, backend, timeout,
+                              num_partitions=num_partitions, in_axes=in_axes, out_axes=out_axes)
+    if backend not in ("threads", "mpi"):
+        raise ValueError(f"pmap: unknown backend {backend!r} (available: 'threads', 'mpi')")
+    return PmappedFunction(fn, axis_name, num_replicas, backend, float(timeout), num_partitions,
+                           in_axes, out_axes)
