@@ -14,7 +14,6 @@ branches) or as scalar expressions (reducers, comparators).
 from __future__ import annotations
 
 import contextlib
-import re
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -25,7 +24,8 @@ from tracer.shapes import PrimitiveType, Shape
 
 from .fusion import plan_fusion
 from .registry import (Lowering, ScalarExpr, dynamic_lowerings, fused_reads, lowerings,  # noqa: F401
-                       scalar_exprs)
+                       scalar_exprs, vector_math)
+from .source import Block, Line, Loop
 from .layout_index import linear_index_expr, loop_order
 
 __all__ = ["LoweringContext", "dtype_name", "literal_text", "storage_dtype_name", "buffer_nbytes",
@@ -94,8 +94,11 @@ class LoweringContext:
         # exchange data with the other processes at run time.
         self.process_grid = process_grid
         self.constants: list[Any] = []  # values passed as the trailing parameters
-        self.lines: list[str] = []
-        self._indent = 1
+        self.body = Block()                  # the function body, rendered last
+        self._open: list[Block] = [self.body]  # the block being written, innermost last
+        # vectorised math calls written so far (transcendentals): the work
+        # that makes a loop worth threads (see ``loops``)
+        self.math_calls = 0
         self._names: dict[Var, str] = {}
         self._counter = 0
         self.aliases: dict[Var, Var] = {}  # value -> the value whose buffer it shares
@@ -145,17 +148,28 @@ class LoweringContext:
     def bind_name(self, var: Var, name: str) -> None:
         self._names[var] = name
 
-    def emit(self, line: str) -> None:
-        self.lines.append("    " * self._indent + line)
+    def emit(self, line: str) -> Line:
+        """Append a statement to the block being written."""
+        statement = Line(line)
+        self._open[-1].body.append(statement)
+        return statement
 
     @contextlib.contextmanager
-    def block(self, header: str) -> Iterator[None]:
-        self.emit(header)
-        self._indent += 1
+    def block(self, header: str | Loop) -> Iterator[Block]:
+        """Statements written inside are under ``header`` (``if x:``, a ``Loop``)."""
+        block = Block(header)
+        self._open[-1].body.append(block)
+        self._open.append(block)
         try:
-            yield
+            yield block
         finally:
-            self._indent -= 1
+            self._open.pop()
+
+    def render(self) -> list[str]:
+        """The function body's source lines."""
+        out: list[str] = []
+        self.body.render(1, out)
+        return out
 
     # -- buffers -----------------------------------------------------------------
     def alloc(self, var: Var, *, zero: bool = False, own: bool = False) -> str:
@@ -292,12 +306,10 @@ class LoweringContext:
     def _lower_guarded(self, rule: Lowering, eq: Equation) -> None:
         saved = self.guard, self.guard_used
         self.guard, self.guard_used = self.fresh("nbig"), False
-        mark = len(self.lines)
-        self.emit(f"{self.guard} = 0")
+        counter = self.emit(f"{self.guard} = 0")
         rule(self, eq)
-        if not self.guard_used:
-            del self.lines[mark]
-        elif not self.exact:
+        counter.needed = self.guard_used
+        if self.guard_used and not self.exact:
             with self.block(f"if {self.guard} != 0:"):
                 self.exact, self._rerun_outputs = True, set(eq.outputs)
                 try:
@@ -330,6 +342,12 @@ class LoweringContext:
                 out.append(self._names[atom])
         return out
 
+    def count_math(self, eq: Equation) -> None:
+        """Note that the code being written computes ``eq`` once more per element."""
+        operand = eq.inputs[-1].aval.element_type if eq.inputs else eq.outputs[0].aval.element_type
+        if eq.primitive in vector_math and operand.is_floating:
+            self.math_calls += 1
+
     def scalar_graph(self, graph: Graph, args: Sequence[str]) -> list[str]:
         """Emit a computation on rank-0 values (a reducer, a comparator, a
         scatter update) as scalar statements on the expressions ``args``;
@@ -350,6 +368,7 @@ class LoweringContext:
             operand_type = eq.inputs[-1].aval.element_type if eq.inputs else \
                 eq.outputs[0].aval.element_type
             value = rule(operand_type, eq.params, *(text(a) for a in eq.inputs))
+            self.count_math(eq)
             name = self.fresh("s")
             self.emit(f"{name} = {value}")
             env[eq.outputs[0]] = name
@@ -367,15 +386,16 @@ class LoweringContext:
         (:func:`worth_threads`)."""
         rank = len(shape.dimensions)
         index = [f"{prefix}{d}" for d in range(rank)]
-        header = len(self.lines)
-        with contextlib.ExitStack() as stack:
-            for d in loop_order(shape):
-                stack.enter_context(self.block(f"for {index[d]} in range({shape.dimensions[d]}):"))
-            yield index
         order = loop_order(shape)
+        loops = [Loop(index[d], str(shape.dimensions[d])) for d in order]
+        calls = self.math_calls
+        with contextlib.ExitStack() as stack:
+            for loop in loops:
+                stack.enter_context(self.block(loop))
+            yield index
         if may_parallelise and order and shape.dimensions[order[0]] > 1 and \
-                worth_threads(shape.size, self.lines[header + 1:]):
-            self.lines[header] = self.lines[header].replace(" in range(", " in prange(", 1)
+                worth_threads(shape.size, self.math_calls - calls):
+            loops[0].parallel = True
             self.parallel = True
 
 
@@ -384,15 +404,12 @@ class LoweringContext:
 # 4M elements is not), and cost compile time (parallel=True).
 PARALLEL_MIN_WORK = 1 << 23
 WORKSPACE_MIN_BYTES = 1 << 16   # smaller buffers: malloc reuses them without page faults
-_EXPENSIVE_CALL = re.compile(r"\b\w+_f(?:32|64)(?:_reduced)?\(")
 
 
-def worth_threads(elements: int, body: Sequence[str]) -> bool:
-    """Whether a loop nest of ``elements`` iterations running ``body`` (source
-    lines) is worth splitting across threads: elements times the vectorised
-    math calls per element."""
-    calls = sum(len(_EXPENSIVE_CALL.findall(line)) for line in body)
-    return calls > 0 and elements * calls >= PARALLEL_MIN_WORK
+def worth_threads(elements: int, math_calls: int) -> bool:
+    """Whether a loop nest of ``elements`` iterations, each making
+    ``math_calls`` vectorised math calls, is worth splitting across threads."""
+    return math_calls > 0 and elements * math_calls >= PARALLEL_MIN_WORK
 
 
 def default_shape(shape: Shape) -> Shape:

@@ -86,7 +86,7 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *
         for k, n in enumerate(flat):
             ctx.emit(f"{sizes}[{k}] = {n}")
         results.append(sizes)
-    body = "\n".join(ctx.lines) or "    pass"
+    body = "\n".join(ctx.render()) or "    pass"
     if output_params:
         ret = "    return\n"
     else:

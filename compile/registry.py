@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["layout_rules", "fused_reads", "fusion_consumers", "cheap_producers",
            "rereading_consumers", "bitcasts", "lowerings", "dynamic_lowerings", "scalar_exprs",
+           "vector_math",
            "Lowering", "ScalarExpr", "FusedRead", "LayoutRule"]
 
 # -- layout assignment -------------------------------------------------------------------
@@ -60,5 +61,8 @@ dynamic_lowerings: dict[Primitive, Lowering] = {}
 # *operand texts) -> text; inlined into loops and scalar computations
 ScalarExpr = Callable[..., str]
 scalar_exprs: dict[Primitive, ScalarExpr] = {}
+# element-wise ops whose real floating-point code calls a vectorised math function
+# (compile/kernels/vecmath.py): the work per element that makes a loop worth threads
+vector_math: set[Primitive] = set()
 
 _ = Any  # (typing only)

@@ -42,7 +42,7 @@ from tracer.shapes import PrimitiveType as PT
 from ..codegen import LoweringContext, dtype_name
 from ..layout_assignment import propagate_operand_layout
 from ..registry import (ScalarExpr, cheap_producers, fused_reads, fusion_consumers, layout_rules,
-                        lowerings, scalar_exprs)
+                        lowerings, scalar_exprs, vector_math)
 
 __all__ = ["lower_elementwise", "element_value", "raw_exprs", "result_type", "round_result"]
 
@@ -351,6 +351,9 @@ raw_exprs.update({
     ewb.reduce_precision_p: _reduce_precision,
 })
 
+vector_math.update({ew.cbrt_p, ew.cos_p, ew.sin_p, ew.tan_p, ew.tanh_p, ew.erf_p, ew.exp_p,
+                    ew.expm1_p, ew.log_p, ew.log1p_p, ew.logistic_p, ew.pow_p, ew.atan2_p})
+
 # ops whose result is exactly representable in a 16-bit operand's format
 _EXACT = {ew.neg_p, ew.abs_p, ew.sign_p, ew.ceil_p, ew.floor_p, ew.round_p, ew.max_p, ew.min_p,
           ew.clamp_p, ew.select_p, ew.real_p, ew.imag_p, ewb.reduce_precision_p,
@@ -421,12 +424,14 @@ def element_value(ctx: LoweringContext, eq: Equation, operands: Sequence[str], *
     reduced kernels (which vectorise) and count the finite arguments beyond
     their bound in the loop's guard; the loop is then run again exactly."""
     t = eq.inputs[-1].aval.element_type
+    ctx.count_math(eq)
     trig = _TRIG.get(eq.primitive)
     guard = ctx.use_guard() if trig and not t.is_complex else None
     if guard is None:
         table = scalar_exprs if rounded else raw_exprs
         return table[eq.primitive](t, eq.params, *operands)
     suffix = "f64" if t is PT.F64 else "f32"
+    ctx.math_calls += 1  # the range check is a second call per element
     x = ctx.fresh("x")
     ctx.emit(f"{x} = {operands[0]}")
     ctx.emit(f"{guard} += np.int64(trig_needs_libm_{suffix}({x}))")

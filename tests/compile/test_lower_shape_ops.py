@@ -296,7 +296,7 @@ def test_set_dimension_size_kernel_writes_the_zero_padded_bound():
         lowerings[set_dimension_size_p](ctx, eq)
         from compile.kernels.alloc import empty_buf, zeros_buf
         ns = {"np": np, "empty_buf": empty_buf, "zeros_buf": zeros_buf}
-        exec("def k(a0, a1):\n" + "\n".join(ctx.lines) + f"\n    return {ctx.name(eq.outputs[0])}",
+        exec("def k(a0, a1):\n" + "\n".join(ctx.render()) + f"\n    return {ctx.name(eq.outputs[0])}",
              ns)
         kernel = njit(ns["k"])
         for size in (-3, 0, 2, 4, 100):
