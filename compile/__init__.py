@@ -5,7 +5,8 @@ read and write buffers in their XLA layout.
 * :mod:`compile.pipeline` — the passes from a traced graph to a program of kernels.
 * :mod:`compile.generate`, :mod:`compile.codegen` — a kernel's Numba source; what lowering rules write with.
 * :mod:`compile.tiers`, :mod:`compile.background` — tier 0 and background compile workers.
-* :mod:`compile.kernels` — lowering rules, one module per op family.
+* :mod:`compile.lowering` — lowering rules, one module per op family.
+* :mod:`compile.kernels` — the ``@njit`` kernels generated code calls.
 * :mod:`compile.layout_index` — linear-index expressions for any layout.
 * :mod:`compile.runtime` — ``Array`` (physical buffer + Shape), ``device_put``.
 * :mod:`compile.cache` — the on-disk cache of compiled code.

@@ -1,7 +1,7 @@
 """The lowering context: what the lowering rules write generated code with.
 
 A lowering rule (registered per primitive in :data:`compile.registry.lowerings`,
-one module per op family under ``compile/kernels``) emits an equation as
+one module per op family under ``compile/lowering``) emits an equation as
 plain explicit loops — which Numba compiles far faster than NumPy array
 expressions — through a :class:`LoweringContext`: buffer names and
 allocation (the workspace, output slots), loops over a shape in its physical
@@ -132,9 +132,9 @@ class LoweringContext:
         # (``control_flow._RotatingCarries``): body result -> the slot's name.
         self.carry_slots: dict[Var, str] = {}
         self.slotted: dict[Var, str] = {}  # value -> the name of its carry slot, once allocated
-        self.runtime_sizes: dict[Var, list[str]] = {}  # see kernels/dynamic.py
+        self.runtime_sizes: dict[Var, list[str]] = {}  # see lowering/dynamic.py
         # module-level jitted functions the graph's function calls (source
-        # texts, each with its decorator): see kernels/side_effects._host_block
+        # texts, each with its decorator): see lowering/side_effects._host_block
         self.helper_functions: list[str] = []
 
     # -- names and lines ----------------------------------------------------------

@@ -16,8 +16,8 @@ from tracer.graph import Equation, Graph, Literal, Var
 from tracer.shapes import Shape
 
 from .codegen import LoweringContext, literal_text
-from .kernels.shape_ops import copy_value  # blocked loops; 16-bit words kept
-from .kernels.side_effects import result_value
+from .lowering.shape_ops import copy_value  # blocked loops; 16-bit words kept
+from .lowering.side_effects import result_value
 
 __all__ = ["GeneratedCode", "generate_source"]
 

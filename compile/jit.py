@@ -24,7 +24,7 @@ from tracer.printer import graph_to_text, subgraphs
 from tracer.shapes import PrimitiveType, Shape
 from tracer.tracing import Signature, _argument_names, split_static, trace_with_signature
 
-from . import kernels  # noqa: F401  (registers the lowerings)
+from . import lowering  # noqa: F401  (registers the lowering rules)
 from .background import PARALLEL_MIN_KERNELS, compile_in_parallel
 from .cache import disk_cache_usable
 from .dce import has_effects

@@ -9,7 +9,7 @@ The passes, in order, each a module of its own:
 4. :mod:`compile.clusters` — the materialising equations, each with what
    is fused into it, as the kernels of a program (bitcasts need none);
 5. :mod:`compile.generate` — each kernel's Numba source, written by the
-   lowering rules of :mod:`compile.registry` (``compile/kernels/``) through
+   lowering rules of :mod:`compile.registry` (``compile/lowering/``) through
    :mod:`compile.codegen`'s lowering context;
 6. :mod:`compile.kernel` and :mod:`compile.cache` — kernels interned by
    source, their machine code compiled once and kept on disk.

@@ -1,6 +1,6 @@
 """Every per-primitive rule table of the backend, in one place.
 
-Each op family's module under ``compile/kernels`` registers its rules
+Each op family's module under ``compile/lowering`` registers its rules
 here, keyed by primitive; the passes read them:
 
 * :data:`layout_rules` — layout assignment: the layout of a result given
@@ -55,7 +55,7 @@ bitcasts: dict[Primitive, Callable[["Equation"], bool]] = {}
 # -- code generation -------------------------------------------------------------------------
 Lowering = Callable[["LoweringContext", "Equation"], None]
 lowerings: dict[Primitive, Lowering] = {}
-# lowerings for equations with bounded dynamic dimensions (kernels/dynamic.py)
+# lowerings for equations with bounded dynamic dimensions (lowering/dynamic.py)
 dynamic_lowerings: dict[Primitive, Lowering] = {}
 # element-wise primitives as scalar expressions: (operand element type, params,
 # *operand texts) -> text; inlined into loops and scalar computations

@@ -1,9 +1,9 @@
-"""Numba lowering rules, one module per op family; importing this package
-registers them all in :data:`compile.codegen.lowerings` (and the scalar
-forms of element-wise ops in :data:`compile.codegen.scalar_exprs`).  The
-helper modules that generated code calls into (``scalar``, ``vecmath``,
-``float16``, ``alloc``, ``blas``) are imported here too, with the compiler,
-rather than by the first compilation of a process."""
-from . import (alloc, batch_norm, blas, collectives, control_flow, dot_conv,  # noqa: F401
-               dynamic, elementwise, fft_linalg, float16, indexing, reductions, rng, scalar, shape_ops,
-               side_effects, sorting, vecmath, windows)
+"""The ``@njit`` kernels generated code calls: XLA's scalar semantics
+(``scalar``), vectorisable transcendentals (``vecmath``), 16-bit floats
+(``float16``), allocation (``alloc``), BLAS (``blas``), convolution
+(``conv``), FFT and linear algebra (``linalg``), random bits
+(``random_bits``).  Every public Numba function here is imported by each
+generated module (:func:`compile.kernel.module_source`); they compile once
+and are cached on disk beside these modules.  The lowering rules that write
+the calls live in :mod:`compile.lowering`."""
+from . import alloc, blas, conv, float16, linalg, random_bits, scalar, vecmath  # noqa: F401

@@ -2,7 +2,7 @@
 or MPI ranks: ``spmd/mpi.py``) meet at each collective.
 
 The compiled function of a multi-process program lowers every collective to
-a host callback (``kernels/collectives.py``); the callback hands this
+a host callback (``lowering/collectives.py``); the callback hands this
 process's operands to the :class:`Rendezvous` of the run, which waits for
 every process to reach its collective number ``k``, checks they all reached
 the same one, computes the results with the reference semantics

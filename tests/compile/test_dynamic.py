@@ -1,4 +1,4 @@
-"""Bounded dynamic dimensions compiled (compile/kernels/dynamic.py) against
+"""Bounded dynamic dimensions compiled (compile/lowering/dynamic.py) against
 the eager reference semantics: set_dimension_size, get_dimension_size,
 element-wise chains, broadcasts and the shortcut reductions over values cut
 to their run-time sizes, with the run-time size taken from data inside the

@@ -1,6 +1,6 @@
-"""Producers fused into the windowed reductions (compile/kernels/windows.py
+"""Producers fused into the windowed reductions (compile/lowering/windows.py
 registers them as fusion consumers) and the one-pass moments of
-BatchNormTraining (compile/kernels/batch_norm.py), against the reference
+BatchNormTraining (compile/lowering/batch_norm.py), against the reference
 semantics: the same functions run un-jitted, op by op, on NumPy.  Relu fused
 into max pools (NHWC, as in the CNN benchmark) with operands in default,
 permuted, tiled and padded layouts; generic reduce_window and the select
@@ -14,8 +14,8 @@ import re
 import numpy as np
 import pytest
 
-import compile.kernels.batch_norm  # noqa: F401  (registers the lowerings)
-import compile.kernels.windows  # noqa: F401
+import compile.lowering.batch_norm  # noqa: F401  (registers the lowerings)
+import compile.lowering.windows  # noqa: F401
 import primitives as lax
 import primitives.numpy as xnp
 from compile import device_put, jit

@@ -1,5 +1,5 @@
 """Compiled BatchNormTraining, BatchNormInference and BatchNormGrad
-(compile/kernels/batch_norm.py) against their reference semantics: every
+(compile/lowering/batch_norm.py) against their reference semantics: every
 feature_index (negative ones too), f32, f64 and the 16-bit floats, operands
 and results in non-default layouts, and the CNN benchmark's shape.
 
@@ -10,7 +10,7 @@ import itertools
 
 import numpy as np
 
-import compile.kernels.batch_norm  # noqa: F401  (registers the lowerings)
+import compile.lowering.batch_norm  # noqa: F401  (registers the lowerings)
 import primitives as lax
 from compile import jit
 from compile.jit import Lowered

@@ -1,4 +1,4 @@
-"""Compiled control flow (compile/kernels/control_flow.py) against the reference
+"""Compiled control flow (compile/lowering/control_flow.py) against the reference
 semantics: while (swapped carries, captured values, nested loops, zero
 iterations, fori_loop), conditional (pred, in-range, negative and too-large
 indices, branches returning operands and literals), scan (forward, reverse,
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import compile.kernels.control_flow  # noqa: F401  (registers the lowerings)
+import compile.lowering.control_flow  # noqa: F401  (registers the lowerings)
 import primitives as lax
 from compile import device_put, jit
 from compile.jit import Lowered
@@ -198,7 +198,7 @@ def calls_and_maps(x, y, z, k):
 
 
 def test_call_and_map():
-    import compile.kernels.side_effects  # noqa: F401  (composite_call)
+    import compile.lowering.side_effects  # noqa: F401  (composite_call)
     args = (rng.standard_normal((3, 4)).astype(np.float32),
             rng.standard_normal((3, 4)).astype(np.float32),
             (rng.standard_normal((2, 2)) + 1j * rng.standard_normal((2, 2))), np.int32(2))

@@ -1,4 +1,4 @@
-"""Compiled DotGeneral and ConvGeneralDilated (compile/kernels/dot_conv.py)
+"""Compiled DotGeneral and ConvGeneralDilated (compile/lowering/dot_conv.py)
 against their reference semantics: BLAS and loop paths, every dtype family,
 preferred element types, batch/contracting dimensions anywhere, operands
 whose buffers are used as they are (row-major or transposed) or packed, and
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import compile.kernels.dot_conv  # noqa: F401  (registers the lowerings)
+import compile.lowering.dot_conv  # noqa: F401  (registers the lowerings)
 import primitives as lax
 from compile import jit
 from compile.jit import Lowered

@@ -1,4 +1,4 @@
-"""Compiled element-wise ops (compile/kernels/elementwise.py) against their
+"""Compiled element-wise ops (compile/lowering/elementwise.py) against their
 reference semantics (primitives/elementwise*.py): every op for every element
 type it admits, on inputs crossing the special values (0, -0, +-inf, NaN,
 denormals, INT_MIN, -1, shift amounts past the width, halves for rounding,
@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 
-import compile.kernels.elementwise as kew
+import compile.lowering.elementwise as kew
 import primitives as lax
 from compile import device_put, jit
 from compile.codegen import scalar_exprs

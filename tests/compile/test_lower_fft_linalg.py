@@ -1,4 +1,4 @@
-"""Compiled Fft, Cholesky and TriangularSolve (compile/kernels/fft_linalg.py)
+"""Compiled Fft, Cholesky and TriangularSolve (compile/lowering/fft_linalg.py)
 against their reference semantics: FFT/IFFT/RFFT/IRFFT over 1-3 trailing
 dimensions with power-of-two and other (Bluestein) lengths, c64 and c128;
 Cholesky of both triangles with the other triangle never read and NaN for a
@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-import compile.kernels.fft_linalg  # noqa: F401  (registers the lowerings)
+import compile.lowering.fft_linalg  # noqa: F401  (registers the lowerings)
 import primitives as lax
 from compile import jit
 from compile.jit import Lowered

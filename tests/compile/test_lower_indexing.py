@@ -1,4 +1,4 @@
-"""Compiled gather and scatter (compile/kernels/indexing.py) against their
+"""Compiled gather and scatter (compile/lowering/indexing.py) against their
 reference semantics: full dimension numbers (batching dimensions, windows,
 collapsed/inserted dimensions, the index vector dimension anywhere), XLA's
 clamping for gather and skipped out-of-bounds windows for scatter, indices of
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import compile.kernels.indexing  # noqa: F401  (registers the lowerings)
+import compile.lowering.indexing  # noqa: F401  (registers the lowerings)
 import primitives as lax
 from compile import device_put, jit
 from compile.jit import Lowered

@@ -1,4 +1,4 @@
-"""Compiled reductions (compile/kernels/reductions.py) against their reference
+"""Compiled reductions (compile/lowering/reductions.py) against their reference
 semantics: reduce (variadic, non-commutative computations applied in the
 reference's order, captured scalars), the shortcut reductions and
 argmax/argmin (NaN and tie rules), for each dtype family, with inputs and
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import compile.kernels.reductions  # noqa: F401  (registers the lowerings)
+import compile.lowering.reductions  # noqa: F401  (registers the lowerings)
 import primitives as lax
 from compile import jit
 from compile.jit import Lowered

@@ -1,4 +1,4 @@
-"""Compiled random numbers (compile/kernels/rng.py): rng_bit_generator bit for
+"""Compiled random numbers (compile/lowering/rng.py): rng_bit_generator bit for
 bit equal to the reference (THREE_FRY and PHILOX, 2- and 3-word states,
 JAX's u32 key form, 8- to 64-bit integer and float outputs, odd split
 dimensions, scalars, empty shapes, counters wrapping around 2**64, keys and
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 import compile  # noqa: F401
-import compile.kernels.rng as krng
+import compile.kernels.random_bits as krng
 import primitives as lax
 from compile import device_put, jit
 from tracer import pytree

@@ -1,4 +1,4 @@
-"""Compiled shape and data-movement ops (compile/kernels/shape_ops.py) against
+"""Compiled shape and data-movement ops (compile/lowering/shape_ops.py) against
 their reference semantics: every op of primitives/shape_ops.py, for each
 dtype family, with inputs in non-default layouts, with intermediate values
 re-laid out (reversed, tiled, repeated tiles, padded), 16-bit floats moved
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import compile.kernels.shape_ops  # noqa: F401  (registers the lowerings)
+import compile.lowering.shape_ops  # noqa: F401  (registers the lowerings)
 import primitives as lax
 from compile import device_put, jit
 from compile.jit import Lowered

@@ -1,5 +1,5 @@
-"""Compiled tokens, tuples and side effects (compile/kernels/side_effects.py)
-and one-process collectives (compile/kernels/collectives.py) against the
+"""Compiled tokens, tuples and side effects (compile/lowering/side_effects.py)
+and one-process collectives (compile/lowering/collectives.py) against the
 reference semantics: after_all/create_token, optimization_barrier,
 tuple/get_tuple_element, composite_call; the host callbacks infeed, outfeed,
 send, recv and custom_call (object-mode blocks) with arrays and tuples,
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import compile  # noqa: F401
-import compile.kernels.collectives  # noqa: F401  (registers the lowerings)
-import compile.kernels.control_flow  # noqa: F401
-import compile.kernels.side_effects  # noqa: F401
+import compile.lowering.collectives  # noqa: F401  (registers the lowerings)
+import compile.lowering.control_flow  # noqa: F401
+import compile.lowering.side_effects  # noqa: F401
 import primitives as lax
 from compile import device_put, jit
 from primitives import side_effects as se

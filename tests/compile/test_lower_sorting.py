@@ -1,4 +1,4 @@
-"""Compiled Sort and TopK (compile/kernels/sorting.py) against their reference
+"""Compiled Sort and TopK (compile/lowering/sorting.py) against their reference
 semantics, bit for bit: the default total order (NaNs of both signs last,
 -0 before +0, infinities, complex by real then imaginary part), several
 keys, stability, comparators inlined as scalar code (with a captured
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import compile.kernels.reductions  # noqa: F401  (registers the lowerings)
-import compile.kernels.sorting  # noqa: F401
+import compile.lowering.reductions  # noqa: F401  (registers the lowerings)
+import compile.lowering.sorting  # noqa: F401
 import primitives as lax
 from compile import jit
 from tracer.core import bf16_array

@@ -1,4 +1,4 @@
-"""Compiled windowed reductions (compile/kernels/windows.py) against their
+"""Compiled windowed reductions (compile/lowering/windows.py) against their
 reference semantics: reduce_window (variadic, non-commutative computations,
 base and window dilation, low/high and negative padding, windows reaching
 only padding), its shortcuts, select_and_scatter (a non-commutative scatter,
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import compile.kernels.reductions  # noqa: F401  (registers the lowerings)
-import compile.kernels.windows  # noqa: F401
+import compile.lowering.reductions  # noqa: F401  (registers the lowerings)
+import compile.lowering.windows  # noqa: F401
 import primitives as lax
 from compile import jit
 from tracer.core import bf16_array

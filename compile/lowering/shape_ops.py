@@ -7,7 +7,7 @@ bitcast); every other op copies.  Dynamic start indices are clamped as the
 reference semantics clamp them, so no index value reads or writes outside a
 buffer.  The helpers at the top (:func:`box_loops`, :func:`alloc`,
 :func:`copy_value`, :func:`index_as_int64`) are shared with
-``compile/kernels/indexing.py``.
+``compile/lowering/indexing.py``.
 """
 from __future__ import annotations
 
