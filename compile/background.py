@@ -93,8 +93,13 @@ class CompileService:
             except (OSError, BackgroundCompileError, ValueError) as error:
                 for worker in self._workers:
                     worker.pending.pop(request.get("id"), None)
-                future.set_exception(error if isinstance(error, BackgroundCompileError) else
-                                     BackgroundCompileError(f"the compile worker is gone: {error}"))
+                if not isinstance(error, BackgroundCompileError):  # it died: say how
+                    code = worker.process.poll()
+                    error = BackgroundCompileError(
+                        f"the compile worker (pid {worker.process.pid}) "
+                        + (f"exited with {_exit_text(code)}" if code is not None else
+                           f"stopped reading ({error})"))
+                future.set_exception(error)
         return future
 
     def _worker(self) -> _Worker:

@@ -21,7 +21,7 @@ from typing import Sequence
 from tracer.graph import Equation, Graph, Var
 
 from .fusion import fusion_roots
-from .registry import bitcasts
+from .registry import bitcasts, fusion_consumers
 
 __all__ = ["Cluster", "Alias", "form_clusters", "clusterable"]
 
@@ -29,9 +29,10 @@ __all__ = ["Cluster", "Alias", "form_clusters", "clusterable"]
 @dataclass(frozen=True, eq=False)
 class Cluster:
     """One kernel: ``graph``'s parameters are the values it reads, its
-    results the root's; ``root`` is the equation that materialises them."""
+    results the values it materialises for later steps; ``roots`` are the
+    equations that materialise them (one, or a run of small ones)."""
     graph: Graph
-    root: Equation
+    roots: tuple[Equation, ...]
 
     @property
     def inputs(self) -> tuple[Var, ...]:
@@ -39,7 +40,7 @@ class Cluster:
 
     @property
     def outputs(self) -> tuple[Var, ...]:
-        return self.root.outputs
+        return self.graph.out_atoms
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,9 +63,17 @@ def clusterable(graph: Graph) -> bool:
     return all(plain(v) for v in values)
 
 
+# A run of element-wise and reduction clusters whose results all have at most
+# this many elements (the scalars and short vectors of a loss, a softmax over
+# classes) is one kernel: each kernel costs a Numba compile (~50 ms) and a
+# call, whatever its size.
+SMALL_ELEMENTS = 1024
+
+
 def form_clusters(graph: Graph, fused: dict[Var, Equation]) -> list[Cluster | Alias]:
     """The steps of ``graph``'s program, in graph order: a cluster per root
-    equation (with the fused equations it computes), an alias per bitcast."""
+    equation (with the fused equations it computes) — one for a run of small
+    ones —, an alias per bitcast."""
     members = fusion_roots(fused, graph.equations)
     steps: list[Cluster | Alias] = []
     for eq in graph.equations:
@@ -76,8 +85,57 @@ def form_clusters(graph: Graph, fused: dict[Var, Equation]) -> list[Cluster | Al
             continue
         equations = [*members.get(eq, ()), eq]
         steps.append(Cluster(Graph(_reads(equations), (), (), equations, eq.outputs,
-                                   name=eq.primitive.name), eq))
-    return steps
+                                   name=eq.primitive.name), (eq,)))
+    return _merge_small_runs(graph, steps)
+
+
+def _small(step: Cluster | Alias) -> bool:
+    """A cluster of loops over few elements (element-wise ops and reductions
+    whose results are small; products and convolutions stay kernels of their
+    own, shared by every layer that has them)."""
+    return isinstance(step, Cluster) and all(r.primitive in fusion_consumers for r in step.roots) \
+        and all(v.aval.size <= SMALL_ELEMENTS for v in step.outputs)
+
+
+def _merge_small_runs(graph: Graph, steps: list[Cluster | Alias]) -> list[Cluster | Alias]:
+    """Runs of small clusters (with the bitcasts of their results between
+    them) as one cluster each, whose results are what later steps read."""
+    order = {id(eq): k for k, eq in enumerate(graph.equations)}
+    needed = [set() for _ in range(len(steps) + 1)]  # values read by steps[k:] or returned
+    needed[-1] = {a for a in graph.out_atoms if isinstance(a, Var)}
+    for k in range(len(steps) - 1, -1, -1):
+        step = steps[k]
+        reads = step.inputs if isinstance(step, Cluster) else (step.source,)
+        needed[k] = needed[k + 1] | set(reads)
+    merged: list[Cluster | Alias] = []
+    run: list[Cluster | Alias] = []
+    produced: set[Var] = set()
+
+    def close(end: int) -> None:
+        if sum(isinstance(s, Cluster) for s in run) < 2:
+            merged.extend(run)
+            return
+        seen: dict[int, Equation] = {}
+        for s in run:
+            for eq in (s.graph.equations if isinstance(s, Cluster) else (s.root,)):
+                seen.setdefault(id(eq), eq)
+        equations = sorted(seen.values(), key=lambda eq: order[id(eq)])
+        outputs = [o for eq in equations for o in eq.outputs if o in needed[end]]
+        roots = tuple(r for s in run if isinstance(s, Cluster) for r in s.roots)
+        merged.append(Cluster(Graph(_reads(equations), (), (), equations, outputs,
+                                    name=roots[0].primitive.name), roots))
+
+    for k, step in enumerate(steps):
+        joins = _small(step) or (isinstance(step, Alias) and run and step.source in produced)
+        if not joins:
+            close(k)
+            run, produced = [], set()
+            merged.append(step)
+            continue
+        run.append(step)
+        produced.update(step.outputs if isinstance(step, Cluster) else (step.output,))
+    close(len(steps))
+    return merged
 
 
 def _reads(equations: Sequence[Equation]) -> list[Var]:

@@ -250,7 +250,7 @@ class LoweringContext:
     def constant(self, var: Var, value: Any) -> str:
         """Bind ``var`` to a constant array passed as a parameter of the function
         (big constants are arguments, not globals: Numba could not cache them)."""
-        name = f"c{len(self.constants)}"
+        name = f"const{len(self.constants)}"
         self.constants.append((var, value))
         self._names[var] = name
         return name

@@ -14,14 +14,14 @@ from __future__ import annotations
 from primitives import collectives as co
 from tracer.graph import Equation, Graph, Var
 
-__all__ = ["eliminate_dead_code", "has_effects"]
+__all__ = ["eliminate_dead_code", "has_effects", "COLLECTIVES"]
 
-_COLLECTIVES = frozenset((co.all_reduce_p, co.all_gather_p, co.all_to_all_p, co.reduce_scatter_p,
+COLLECTIVES = frozenset((co.all_reduce_p, co.all_gather_p, co.all_to_all_p, co.reduce_scatter_p,
                           co.collective_permute_p, co.collective_broadcast_p))
 
 
 def _has_effect(eq: Equation, memo: dict[int, bool]) -> bool:
-    if eq.primitive.has_side_effect or eq.primitive in _COLLECTIVES \
+    if eq.primitive.has_side_effect or eq.primitive in COLLECTIVES \
             or eq.params.get("has_side_effect") is True:
         return True
     for value in eq.params.values():

@@ -39,7 +39,7 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *
     of an SPMD program (``None``: one process).
 
     ``output_params``: the results are written into buffers the caller
-    passes (parameters ``o0, o1...`` after the inputs and constants), and the
+    passes (parameters ``out0, out1...`` after the inputs and constants), and the
     function returns nothing — a cluster kernel of a program
     (:mod:`compile.program`), whose caller places them (the workspace, a
     result buffer) so that the code does not depend on where they live."""
@@ -59,7 +59,7 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *
             ctx.set_sizes(v, sizes)
     for v, value in zip(graph.const_vars, graph.const_values):
         ctx.constant(v, value)
-    outputs = [f"o{i}" for i in range(len(out_shapes))] if output_params else []
+    outputs = [f"out{i}" for i in range(len(out_shapes))] if output_params else []
     inputs = set(graph.in_vars) | set(graph.const_vars)
     for atom, shape, name in zip(graph.out_atoms, out_shapes, outputs):
         if isinstance(atom, Var) and atom not in inputs and atom.aval.shape == shape:
@@ -72,7 +72,7 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *
     else:
         results = [_emit_result(ctx, atom, shape)
                    for atom, shape in zip(graph.out_atoms, out_shapes)]
-    params += [f"c{i}" for i in range(len(ctx.constants))] + outputs
+    params += [f"const{i}" for i in range(len(ctx.constants))] + outputs
     if ctx.workspace_bytes:
         params.append("ws")
     if dynamic_inputs:

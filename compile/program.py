@@ -133,7 +133,7 @@ class ClusterProgram:
                 lines.append(f"# {equation_text(step.root, self._names)}: a bitcast")
                 continue
             lines += self._kernel_step(k, step.graph, [o.aval.shape for o in step.outputs],
-                                       step.outputs, equation_text(step.root, self._names))
+                                       step.outputs, self._describe(step))
         results = []
         for i, (atom, shape) in enumerate(zip(graph.out_atoms, out_shapes)):
             if self._plan.writes_result(atom, i):
@@ -163,6 +163,13 @@ class ClusterProgram:
         self.source = "\n\n".join([f"# The program: {len(self.calls)} kernel calls, "
                                    f"{len(distinct)} distinct kernels\n{self.program_source}",
                                    *distinct.values()])
+
+    def _describe(self, cluster: Cluster) -> str:
+        """The comment on a kernel call: its root equation, or the roots of a run."""
+        if len(cluster.roots) == 1:
+            return equation_text(cluster.roots[0], self._names)
+        names = ", ".join(f"%{self._names[r.outputs[0]].split('#')[0]}" for r in cluster.roots)
+        return f"{names}: small ops, one kernel"
 
     def _kernel_step(self, k: int, cluster: Graph, out_shapes: list[Shape], outputs, comment: str
                      ) -> list[str]:

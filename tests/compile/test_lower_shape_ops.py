@@ -185,10 +185,10 @@ def test_remaps_between_different_minor_dimensions_walk_blocks():
 
 
 def test_reshape_between_row_major_buffers_is_an_alias_and_copies_elsewhere():
-    x = rand((4, 6), np.float32)
+    x = rand((40, 60), np.float32)     # big enough for kernels of their own
 
     def f(a):
-        return lax.reshape(lax.collapse(lax.reshape(a, (2, 3, 4)), (0, 1)) * 2, (3, 8))
+        return lax.reshape(lax.collapse(lax.reshape(a, (20, 3, 40)), (0, 1)) * 2, (30, 80))
 
     program = jit(f).lower(x).compile().program.program_source.splitlines()
     reshapes = [ln for ln in program if " reshape(" in ln or " collapse(" in ln]
