@@ -62,6 +62,9 @@ else:
 start = time.perf_counter()
 block(f(*args))
 print(time.perf_counter() - start)
+if lib != "jax":  # let no background compile run on into the next probe
+    from compile.background import service
+    service().close(wait=600)
 """
 
 

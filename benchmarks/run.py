@@ -105,7 +105,7 @@ if {use_jax}:
 else:
     import primitives as lax, primitives.numpy as xnp
     from compile import jit
-    f = jit(mlp_forward(lax, xnp))
+    f = jit(mlp_forward(lax, xnp), tiered=False)   # the full compile (compile.py has tiers)
     start = time.perf_counter(); f(params, x)
 print(time.perf_counter() - start)
 """

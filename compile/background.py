@@ -169,15 +169,22 @@ class CompileService:
         for line in worker.process.stderr:
             worker.stderr_tail.append(line)
 
-    def close(self) -> None:
+    def close(self, wait: float | None = None) -> None:
         """Close the workers' input: each finishes the requests it has, then
-        exits (the cache is filled even after this process is gone)."""
+        exits (the cache is filled even after this process is gone);
+        ``wait``: seconds to wait for them to exit (benchmarks use it, so
+        that no compile runs on after them)."""
         with self._lock:
             workers, self._workers = self._workers, []
         for worker in workers:
             try:
                 worker.process.stdin.close()
             except OSError:
+                pass
+        for worker in workers if wait else ():
+            try:
+                worker.process.wait(wait)
+            except subprocess.TimeoutExpired:
                 pass
 
 

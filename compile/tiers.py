@@ -89,6 +89,8 @@ class TieredProgram:
         self.started = time.perf_counter()
         self._served_tier0 = False
         self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._background: Callable[[], None] | None = None  # starts the compile
 
     def call_flat(self, leaves: Sequence[Any]) -> list[Any]:
         compiled = self.compiled
@@ -99,7 +101,19 @@ class TieredProgram:
             log.log(log_level(), "%s: served by tier 0 (reference semantics) while %s", self.name,
                     "its compiled program builds" if self.state == "compiling" else
                     f"it has no compiled program ({self.failure})")
-        return evaluate_reference(self.graph, self.out_shapes, leaves)
+        try:
+            return evaluate_reference(self.graph, self.out_shapes, leaves)
+        finally:
+            if self._background is not None:
+                self._start_background()
+
+    def _start_background(self) -> None:
+        """Start the compile once the first result is out: code generation
+        on another thread would otherwise share the GIL with it."""
+        with self._lock:
+            start, self._background = self._background, None
+        if start is not None:
+            start()
 
     def finish(self, compiled: Any, on_ready: Callable[[Any], None]) -> None:
         """The compiled program is ready: later calls use it."""
@@ -132,7 +146,8 @@ def log_level() -> int:
 
 def compile_in_background(build: Callable[[], Any], program: TieredProgram,
                           on_ready: Callable[[Any], None]) -> None:
-    """On a background thread: ``build()`` the compiled program (code
+    """On a background thread, started by ``program``'s first call once its
+    result is out: ``build()`` the compiled program (code
     generation), load what the disk cache holds of its kernels, have the
     missing ones compiled by worker processes (handed over through the disk
     cache; on this thread when there is no usable disk cache), then switch
@@ -189,7 +204,7 @@ def compile_in_background(build: Callable[[], Any], program: TieredProgram,
         else:
             finish(compiled, "compiled code loaded", start)
 
-    threading.Thread(target=run, daemon=True, name="numxla-compile").start()
+    program._background = threading.Thread(target=run, daemon=True, name="numxla-compile").start
 
 
 # -- checking the tiers against each other ----------------------------------------------
