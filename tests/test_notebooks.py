@@ -23,17 +23,22 @@ def test_notebook_runs(path, monkeypatch):
     import matplotlib.pyplot as plt
 
     monkeypatch.chdir(path.parent)
+    saved = dict(os.environ)  # a notebook may set NUMXLA_* for a demonstration: restored after
     notebook = json.loads(path.read_text())
     namespace: dict = {"__name__": "__main__"}
-    for number, cell in enumerate(notebook["cells"]):
-        if cell["cell_type"] != "code":
-            continue
-        source = "".join(cell["source"])
-        try:
-            exec(compile(source, f"{path.name}[cell {number}]", "exec"), namespace)
-        except Exception as error:
-            pytest.fail(f"{path.name}, cell {number} raised {type(error).__name__}: {error}\n"
-                        f"{source}")
-        finally:
-            plt.close("all")
+    try:
+        for number, cell in enumerate(notebook["cells"]):
+            if cell["cell_type"] != "code":
+                continue
+            source = "".join(cell["source"])
+            try:
+                exec(compile(source, f"{path.name}[cell {number}]", "exec"), namespace)
+            except Exception as error:
+                pytest.fail(f"{path.name}, cell {number} raised {type(error).__name__}: "
+                            f"{error}\n{source}")
+            finally:
+                plt.close("all")
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     assert os.getcwd() == str(path.parent)
