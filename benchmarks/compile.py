@@ -122,9 +122,12 @@ def build(kind: str, depth: int, lax, xnp, value_and_grad):
     return value_and_grad(loss), (params, x, one_hot)
 
 
-def probe(kind: str, depth: int, lib: str, cache_dir: str) -> float:
-    """Seconds to the first result in a fresh process."""
-    env = dict(os.environ, NUMXLA_CACHE_DIR=cache_dir, JAX_PLATFORMS="cpu")
+def probe(kind: str, depth: int, lib: str, cache_dir: str, servers: str | None = None) -> float:
+    """Seconds to the first result in a fresh process (``servers``: the
+    directory of the compile servers it may use; None: no servers)."""
+    env = dict(os.environ, NUMXLA_CACHE_DIR=cache_dir, JAX_PLATFORMS="cpu",
+               NUMXLA_COMPILE_SERVER="1" if servers else "0",
+               NUMXLA_COMPILE_SERVER_DIR=servers or "", NUMXLA_COMPILE_SERVER_IDLE="300")
     env.pop("NUMXLA_TIERED", None)
     code = _PROBE.format(root=str(ROOT), kind=kind, depth=depth, lib=lib)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
@@ -141,12 +144,16 @@ def have_jax() -> bool:
         return False
 
 
-def measure(kind: str, depth: int, with_jax: bool) -> dict:
+def measure(kind: str, depth: int, with_jax: bool, servers: str) -> dict:
+    """One row: JAX; numxla tiered; full compiles with warm compile servers
+    (``servers``, started before), with none, and from the warm disk cache."""
     row = {"jax": probe(kind, depth, "jax", "/nonexistent") if with_jax else None}
     with tempfile.TemporaryDirectory() as cache:
-        row["first_result"] = probe(kind, depth, "tiered", cache)
+        row["first_result"] = probe(kind, depth, "tiered", cache, servers)
     with tempfile.TemporaryDirectory() as cache:
-        row["full_compile"] = probe(kind, depth, "compiled", cache)
+        row["full_compile"] = probe(kind, depth, "compiled", cache, servers)
+    with tempfile.TemporaryDirectory() as cache:
+        row["full_compile_alone"] = probe(kind, depth, "compiled", cache)
         row["warm"] = probe(kind, depth, "compiled", cache)
     return row
 
@@ -165,21 +172,25 @@ def main() -> None:
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()
     with_jax = have_jax()
-    with tempfile.TemporaryDirectory() as cache:  # compile the shared helpers once
-        probe("cnn_step", 1, "compiled", cache)
-        probe("mlp_grad", 1, "compiled", cache)
+    servers = tempfile.mkdtemp(prefix="numxla-bench-servers-")
+    os.chmod(servers, 0o700)
+    with tempfile.TemporaryDirectory() as cache:  # the shared helpers compiled; servers warm
+        probe("cnn_step", 1, "compiled", cache, servers)
+        probe("mlp_grad", 1, "compiled", cache, servers)
     print("| workload | depth | JAX first call | numxla first result | ratio (≤ 0.5x) | "
-          "numxla full compile | ratio (≤ 2x) | warm cache |")
-    print("|---|---|---|---|---|---|---|---|")
+          "numxla full compile | ratio (≤ 2x) | full compile, no server | ratio | warm cache |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     results = {}
     for name, kind, depth in ROWS:
         if args.only not in f"{name} {depth}":
             continue
-        row = measure(kind, depth, with_jax)
+        row = measure(kind, depth, with_jax, servers)
         results[f"{name} {depth}"] = row
         print(f"| {name} | {depth} | {_fmt(row['jax'])} | {_fmt(row['first_result'])} | "
               f"{_ratio(row['first_result'], row['jax'])} | {_fmt(row['full_compile'])} | "
-              f"{_ratio(row['full_compile'], row['jax'])} | {_fmt(row['warm'])} |", flush=True)
+              f"{_ratio(row['full_compile'], row['jax'])} | {_fmt(row['full_compile_alone'])} | "
+              f"{_ratio(row['full_compile_alone'], row['jax'])} | {_fmt(row['warm'])} |",
+              flush=True)
     for name in ("MLP forward",):
         one, sixteen = results.get(f"{name} 1"), results.get(f"{name} 16")
         if one and sixteen:

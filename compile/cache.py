@@ -79,7 +79,7 @@ __all__ = ["cache_dir", "load_module", "load_code_of", "has_cached_code",
 NUMXLA_VERSION = "0.1.0"
 
 _lock = threading.Lock()
-_modules: dict[str, ModuleType] = {}
+_modules: dict[tuple[str | None, str], ModuleType] = {}  # (directory, name)
 
 
 class CacheWarning(UserWarning):
@@ -193,27 +193,32 @@ def _write_once(path: Path, text: str) -> None:
             os.unlink(tmp)
 
 
-def load_module(source: str, *, load_code: bool = True) -> ModuleType:
+def load_module(source: str, *, load_code: bool = True, directory: str | None = None
+                ) -> ModuleType:
     """Import generated ``source`` from the disk cache (writing it if new), or
     compile it in memory when the cache is unusable; ``load_code``: also load
     its functions' machine code from the cache (:func:`load_code_of`), else
-    leave that to a later call."""
+    leave that to a later call.  ``directory``: another process's cache
+    directory to import it from (a compile server compiling for a client)."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:24]
-    name = f"numxla_k_{digest}"
+    name = f"numxla_k_{digest}"  # (Numba names its cache files after the module)
     with _lock:
-        module = _modules.get(name)
+        module = _modules.get((directory, name))
         if module is None:
-            module = _modules[name] = _import(name, source, f"k_{digest}.py")
+            module = _modules[(directory, name)] = _import(name, source, f"k_{digest}.py",
+                                                           directory)
     if load_code:
         load_code_of(module)
     return module
 
 
-def _import(name: str, source: str, file_name: str) -> ModuleType:
+def _import(name: str, source: str, file_name: str, directory: str | None = None
+            ) -> ModuleType:
     """Execute ``source`` as module ``name``: as the file ``file_name`` of the
-    cache directory, its functions' disk cache checked (:func:`protect`), or,
-    when the directory is unusable, in memory with Numba's caching off."""
-    directory = _usable_dir()
+    cache directory (or ``directory``), its functions' disk cache checked
+    (:func:`protect`), or, when the directory is unusable, in memory with
+    Numba's caching off."""
+    directory = Path(directory) if directory is not None else _usable_dir()
     if directory is not None:
         try:
             _write_once(directory / file_name, source)

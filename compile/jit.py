@@ -25,7 +25,7 @@ from tracer.shapes import PrimitiveType, Shape
 from tracer.tracing import Signature, _argument_names, split_static, trace_with_signature
 
 from . import lowering  # noqa: F401  (registers the lowering rules)
-from .background import PARALLEL_MIN_KERNELS, compile_in_parallel
+from .background import PARALLEL_MIN_KERNELS, compile_in_parallel, service
 from .cache import disk_cache_usable
 from .dce import has_effects
 from .fusion import fusion_roots
@@ -85,9 +85,13 @@ class Compiled:
         """Compile, here and now, every kernel whose code is not loaded."""
         start = time.perf_counter()
         missing = self.missing_code()
-        if len(missing) >= PARALLEL_MIN_KERNELS and disk_cache_usable():
-            compile_in_parallel(missing)
+        workers = service()
+        warm = bool(missing) and disk_cache_usable() and workers.warm()
+        if warm or (len(missing) >= PARALLEL_MIN_KERNELS and disk_cache_usable()):
+            compile_in_parallel(missing, here=not warm)
         else:
+            if missing and workers.servers and disk_cache_usable():
+                workers.start()  # warm for the next compile, of this process or another
             for call in missing:
                 call.compile()
         calls = self.kernel_calls()

@@ -42,8 +42,8 @@ class KernelCall:
         self.kernel = kernel
         self.types = types
 
-    def has_code(self) -> bool:
-        return self.kernel.has_code(self.types)
+    def has_code(self, *, built: bool = False) -> bool:
+        return self.kernel.has_code(self.types, built=built)
 
     def compile(self) -> float:
         return self.kernel.compile(self.types)

@@ -161,7 +161,8 @@ def compile_in_background(build: Callable[[], Any], program: TieredProgram,
 
     def finish(compiled: Any, how: str, start: float) -> None:
         try:
-            if not compiled.has_code():  # loads what the workers wrote
+            built = [call.has_code(built=True) for call in compiled.kernel_calls()]
+            if not all(built):  # (loads what the workers wrote)
                 raise RuntimeError("the compiled code could not be loaded from the disk cache")
         except Exception as error:  # noqa: BLE001 - reported, never raised into a call
             fail(error)

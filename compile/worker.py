@@ -1,23 +1,38 @@
-"""The compile worker: a separate process that compiles generated modules
+"""The compile worker: a separate process that compiles generated kernels
 into the disk cache, so the process that asked never waits for Numba.
 
-It reads one request per line on stdin (JSON: ``id``, ``path`` of a
-generated module in the cache, ``function`` (``graph_fn``), ``types``: the Numba argument
-types, pickled and base64-encoded) and answers one line per request on
-stdout (``id``, ``ok``, ``seconds`` or ``error``).  Compiling with
-``cache=True`` writes Numba's index and machine code beside the module,
-where the asking process loads them (:func:`compile.cache.load_module`).
-The worker ends when its stdin closes, after finishing the requests it
-has read: the cache is filled even when the asking process has exited.
+It takes one request per line (JSON: ``id``, ``path`` of a generated module
+in the cache, ``function`` (``graph_fn``), ``types``: the Numba argument
+types, pickled and base64-encoded) and answers one line per request (``id``,
+``ok``, ``seconds`` or ``error``).  Compiling with ``cache=True`` writes
+Numba's index and machine code beside the module, where the asking process
+loads them (:func:`compile.cache.load_module`).
+
+Two ways to run it:
+
+* :func:`main` — a child of one process, on its stdin/stdout; it ends when
+  its stdin closes, after finishing the requests it has read (the cache is
+  filled even when the asking process has exited);
+* :func:`serve` — a *compile server* on a Unix socket, shared by every
+  process of the user that runs this build of numxla
+  (:mod:`compile.background` starts it): it pays for importing Numba and
+  initialising LLVM once, so a fresh process's compile does not; it ends
+  after ``idle`` seconds without a connection.
 """
 from __future__ import annotations
 
 import base64
 import json
+import os
 import pickle
+import socket
 import sys
+import threading
 import time
 from pathlib import Path
+
+_kernels: dict = {}  # path -> Kernel
+_compiling = threading.Lock()
 
 
 def compile_request(request: dict) -> float:
@@ -25,29 +40,90 @@ def compile_request(request: dict) -> float:
     from .kernel import Kernel
     start = time.perf_counter()
     kernel = _kernels.get(request["path"])
-    if kernel is None:
-        kernel = _kernels[request["path"]] = Kernel(Path(request["path"]).read_text())
+    if kernel is None:  # in the asking process's cache directory, where it loads the code
+        path = Path(request["path"])
+        kernel = _kernels[request["path"]] = Kernel(path.read_text(), directory=str(path.parent))
     kernel.compile(pickle.loads(base64.b64decode(request["types"])))
     return time.perf_counter() - start
 
 
-_kernels: dict = {}  # path -> Kernel
+def answer(line: str) -> str:
+    """The reply line to one request line (every failure is reported, not fatal)."""
+    request = json.loads(line)
+    try:
+        with _compiling:
+            reply = {"id": request["id"], "ok": True, "seconds": compile_request(request)}
+    except BaseException as error:  # noqa: BLE001
+        reply = {"id": request["id"], "ok": False, "error": f"{type(error).__name__}: {error}"}
+    return json.dumps(reply) + "\n"
 
 
 def main() -> None:
+    """Answer requests on stdin until it closes."""
     replies = sys.stdout
     sys.stdout = sys.stderr  # stray prints must not corrupt the protocol
     for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
+        if line.strip():
+            replies.write(answer(line))
+            replies.flush()
+
+
+def serve(path: str, idle: float) -> None:
+    """Answer requests on the Unix socket ``path`` (one thread per
+    connection, one compile at a time) until ``idle`` seconds pass with no
+    connection open."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    os.chmod(path, 0o600)
+    _warm_up()  # clients that connect meanwhile wait in the backlog
+    open_connections, last = [0], [time.monotonic()]
+    state = threading.Lock()
+
+    def handle(connection: socket.socket) -> None:
         try:
-            reply = {"id": request["id"], "ok": True, "seconds": compile_request(request)}
-        except BaseException as error:  # noqa: BLE001 - every failure is reported, not fatal
-            reply = {"id": request["id"], "ok": False,
-                     "error": f"{type(error).__name__}: {error}"}
-        replies.write(json.dumps(reply) + "\n")
-        replies.flush()
+            with connection, connection.makefile("r") as requests, \
+                    connection.makefile("w") as replies:
+                for line in requests:
+                    if line.strip():
+                        replies.write(answer(line))
+                        replies.flush()
+        except OSError:
+            pass
+        finally:
+            with state:
+                open_connections[0] -= 1
+                last[0] = time.monotonic()
+
+    listener.settimeout(1.0)
+    try:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except socket.timeout:
+                with state:
+                    if not open_connections[0] and time.monotonic() - last[0] > idle:
+                        return
+                continue
+            connection.settimeout(None)
+            with state:
+                open_connections[0] += 1
+            threading.Thread(target=handle, args=(connection,), daemon=True).start()
+    finally:
+        listener.close()
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def _warm_up() -> None:
+    """Import the compiler and compile a trivial function: Numba's one-time
+    start-up (LLVM, the target context) is paid before the first request."""
+    from numba import njit
+
+    import compile  # noqa: F401  (the lowering rules, the kernels)
+    njit(lambda x: x + 1)(1)
 
 
 if __name__ == "__main__":

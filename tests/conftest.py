@@ -6,3 +6,6 @@ tests/compile/test_tiers.py)."""
 import os
 
 os.environ.setdefault("NUMXLA_TIERED", "check")
+# Compile workers are children of the test process, not compile servers
+# (which outlive it): tests/compile/test_compile_server.py starts its own.
+os.environ.setdefault("NUMXLA_COMPILE_SERVER", "0")
