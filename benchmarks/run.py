@@ -112,7 +112,7 @@ print(time.perf_counter() - start)
 
 
 def compile_probe(use_jax: bool, cache_dir: str) -> float:
-    env = dict(os.environ, NUMXLA_CACHE_DIR=cache_dir)
+    env = dict(os.environ, NUMXLA_CACHE_DIR=cache_dir, NUMXLA_COMPILE_SERVER="0")
     out = subprocess.run([sys.executable, "-c", _COMPILE_PROBE.format(root=str(ROOT),
                                                                        use_jax=use_jax)],
                          env=env, capture_output=True, text=True, check=True)
