@@ -171,19 +171,25 @@ def _server_dir() -> Path:
 
 
 def _server_path(index: int) -> str:
-    """The socket of server ``index`` of this build of numxla and this Python."""
+    """The socket of server ``index`` of this build of numxla, this Python
+    and these Numba settings (``NUMBA_*``: they shape the code it compiles)."""
     from .cache import _build_key
-    key = hashlib.sha256(f"{_build_key()}|{sys.executable}".encode()).hexdigest()[:16]
-    return str(_server_dir() / f"{key}-{index}.sock")
+    numba_settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_"))
+    key = hashlib.sha256(f"{_build_key()}|{sys.executable}|{numba_settings}".encode())
+    return str(_server_dir() / f"{key.hexdigest()[:16]}-{index}.sock")
 
 
 def _connect(path: str) -> socket.socket:
     """A connection to the server at ``path``, started if none listens there."""
     connection = _try_connect(path)
     if connection is None:
-        _spawn_server(path)
+        process = _spawn_server(path)
         deadline = time.monotonic() + _SERVER_START_SECONDS
         while connection is None and time.monotonic() < deadline:
+            if process is not None and process.poll() is not None:
+                log_tail = Path(path + ".log").read_text(errors="replace").strip()[-300:]
+                raise BackgroundCompileError(f"the compile server at {path} exited with "
+                                             f"{_exit_text(process.returncode)}: {log_tail}")
             time.sleep(0.02)
             connection = _try_connect(path)
     if connection is None:
@@ -192,14 +198,18 @@ def _connect(path: str) -> socket.socket:
     return connection
 
 
-def _spawn_server(path: str) -> None:
+def _spawn_server(path: str) -> subprocess.Popen | None:
     """Start a server at ``path`` unless one listens there or is starting
-    (one starter at a time: a lock file beside the socket; a server binds its
-    socket before anything else, then imports and warms up)."""
+    (one starter at a time: a lock file beside the socket); the process
+    started, if any."""
     with open(path + ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if _try_connect(path) is not None or _starting(path):
-            return
+        listening = _try_connect(path)
+        if listening is not None:
+            listening.close()
+            return None
+        if _starting(path):
+            return None
         try:
             os.unlink(path)  # a server that is gone left its socket
         except FileNotFoundError:
@@ -211,6 +221,7 @@ def _spawn_server(path: str) -> None:
                                        stdout=subprocess.DEVNULL, stderr=log,
                                        env=_package_env(), start_new_session=True)
         Path(path + ".starting").write_text(f"{process.pid} {time.time()}")
+        return process
 
 
 def _starting(path: str) -> bool:

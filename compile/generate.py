@@ -105,15 +105,9 @@ def _emit_into(ctx: LoweringContext, atom: Var | Literal, shape: Shape, name: st
         return  # its producer allocated it there and it is still bound to it
     out = Var(atom.aval.__class__(shape))
     ctx.bind_name(out, name)
-    if shape.layout.padding_value not in (None, 0):
-        ctx.emit(f"{name}[:] = {literal_text(shape.layout.padding_value, shape.element_type)}")
-    elif shape.layout.padded_dimensions or shape.layout.tiles:
+    if shape.layout.padded_dimensions or shape.layout.tiles:
         ctx.emit(f"{name}[:] = 0")
-    if isinstance(atom, Var):
-        copy_value(ctx, atom, out)
-    else:
-        with ctx.loops(shape) as idx:
-            ctx.write(out, idx, ctx.read(atom, idx))
+    _copy(ctx, atom, out)
 
 
 def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str:
@@ -121,16 +115,24 @@ def _emit_result(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str
     a constant's or the workspace)."""
     if not shape.is_array:  # a token or a tuple
         return result_value(ctx, atom, shape)
-    if atom.aval.shape != shape or not ctx.owns(atom):
-        out = Var(atom.aval.__class__(shape))
-        name = ctx.alloc(out, zero=bool(shape.layout.padded_dimensions or shape.layout.tiles),
-                         own=True)
-        if shape.layout.padding_value not in (None, 0):
-            ctx.emit(f"{name}[:] = {literal_text(shape.layout.padding_value, shape.element_type)}")
-        if isinstance(atom, Var):
-                copy_value(ctx, atom, out)
-        else:
-            with ctx.loops(shape) as idx:
-                ctx.write(out, idx, ctx.read(atom, idx))
-        return name
-    return ctx.name(atom)
+    if atom.aval.shape == shape and ctx.owns(atom):
+        return ctx.name(atom)
+    out = Var(atom.aval.__class__(shape))
+    name = ctx.alloc(out, zero=bool(shape.layout.padded_dimensions or shape.layout.tiles),
+                     own=True)
+    _copy(ctx, atom, out)
+    return name
+
+
+def _copy(ctx: LoweringContext, atom: Var | Literal, out: Var) -> None:
+    """Write ``atom`` into ``out``'s (zeroed) buffer in its layout, its padding
+    holding the layout's padding value."""
+    shape = out.aval.shape
+    if shape.layout.padding_value not in (None, 0):
+        ctx.emit(f"{ctx.name(out)}[:] = "
+                 f"{literal_text(shape.layout.padding_value, shape.element_type)}")
+    if isinstance(atom, Var):
+        copy_value(ctx, atom, out)
+    else:
+        with ctx.loops(shape) as idx:
+            ctx.write(out, idx, ctx.read(atom, idx))
