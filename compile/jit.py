@@ -30,8 +30,9 @@ from .cache import disk_cache_usable
 from .dce import has_effects
 from .fusion import fusion_roots
 from .pipeline import lower, optimize
+from .kernel import kernel_buffer
 from .program import GraphProgram, KernelCall
-from .runtime import Array, as_layout, to_buffer
+from .runtime import Array, as_layout
 from .tiers import (TieredProgram, check_against_tier_0, compile_in_background, log, log_level,
                     tier_mode)
 
@@ -151,7 +152,6 @@ class Compiled:
         return graph_to_text(self.graph, fused_into)
 
 
-
 def _runtime_value(value: Any, shape: Shape) -> Any:
     """A result of the compiled function as a runtime value: an ``Array``, a
     ``Token`` (from its 1-element bool buffer) or a ``TupleValue``."""
@@ -178,25 +178,17 @@ def _buffer_converter(aval: AbstractValue) -> Callable[[Any], Any]:
     if aval.shape.is_tuple:
         elements = tuple(_buffer_converter(AbstractValue(s)) for s in aval.shape.tuple_shapes)
         return lambda x: tuple(convert(e) for convert, e in zip(elements, x))
-    if aval.element_type is PrimitiveType.F16:
-        return lambda x: _writable_buffer(x, aval).view(np.uint16)
-    if aval.shape.is_array and aval.shape.has_default_layout:
+    if aval.shape.is_array and aval.shape.has_default_layout and \
+            aval.element_type is not PrimitiveType.F16:
         dtype = aval.dtype
 
         def convert(x: Any) -> np.ndarray:
             if type(x) is np.ndarray and x.dtype == dtype and x.flags.c_contiguous \
                     and x.flags.writeable:
                 return x.reshape(-1)
-            return _writable_buffer(x, aval)
+            return kernel_buffer(x, aval)
         return convert
-    return functools.partial(_writable_buffer, aval=aval)
-
-
-def _writable_buffer(x: Any, aval: AbstractValue) -> np.ndarray:
-    """``x``'s physical buffer, copied if it is read-only: the compiled code
-    takes writable buffers (a read-only one would need code of its own)."""
-    buffer = to_buffer(x, aval)
-    return buffer if buffer.flags.writeable else buffer.copy()
+    return functools.partial(kernel_buffer, aval=aval)
 
 
 def _leaf_key(x: Any) -> Any:

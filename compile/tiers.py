@@ -70,7 +70,14 @@ def evaluate_reference(graph: Graph, out_shapes: Sequence[Shape], leaves: Sequen
     args = [_eager_value(x, av) for x, av in zip(leaves, graph.in_avals)]
     with set_interpreter(EvalInterpreter()):
         outs = eval_graph(graph, *args)
-    return [_result_value(v, s) for v, s in zip(outs, out_shapes)]
+    results = [_result_value(v, s) for v, s in zip(outs, out_shapes)]
+    # results are the caller's, as the compiled program's are: never a view
+    # of an argument (an identity, a reshape, a slice is a view in NumPy)
+    inputs = [a for a in args if isinstance(a, np.ndarray)]
+    for i, r in enumerate(results):
+        if isinstance(r, Array) and any(np.may_share_memory(r.buffer, a) for a in inputs):
+            results[i] = Array.wrap(r.buffer.copy(), r.xla_shape)
+    return results
 
 
 class TieredProgram:

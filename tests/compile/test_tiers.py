@@ -319,3 +319,14 @@ def test_without_a_disk_cache_the_program_compiles_on_a_thread(tmp_path, monkeyp
         assert program.wait(timeout=300)
     assert program.state == "compiled", program.failure
     assert_same(f(w, x), first)
+
+
+def test_tier_0_results_never_share_memory_with_the_arguments(worker, fresh_cache):
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    f = jit(lambda x: (x, x.reshape(6, 4), x[1:3], x.T), tiered=True)
+    results = f(x)
+    assert program_of(f).state == "compiling"       # tier 0 served these
+    for r in results:
+        assert not np.shares_memory(r.buffer, x)
+    np.testing.assert_array_equal(np.asarray(results[1]), x.reshape(6, 4))
+    np.testing.assert_array_equal(np.asarray(results[3]), x.T)
