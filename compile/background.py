@@ -416,11 +416,16 @@ def _exit_text(code: int) -> str:
 PARALLEL_MIN_KERNELS = 8
 
 
+# A worker that answers no request for this long is left behind by a full
+# compile, which compiles the rest itself: never wait forever on a worker.
+STALL_SECONDS = 120.0
+
+
 def compile_in_parallel(calls: Sequence, *, here: bool) -> None:
     """Compile the kernel ``calls`` (``program.KernelCall``) in the workers,
     one request in flight per worker, taking them from the back — and on
-    this thread from the front when ``here``; what a worker fails to build
-    is compiled here."""
+    this thread from the front when ``here``; what a worker fails to build,
+    or does not build within :data:`STALL_SECONDS`, is compiled here."""
     queue = collections.deque(calls)
     lock = threading.Lock()
     sent: list = []
@@ -433,8 +438,9 @@ def compile_in_parallel(calls: Sequence, *, here: bool) -> None:
                 call = queue.pop()
                 sent.append(call)
             try:
-                seconds = service().submit(call.kernel.path, "graph_fn", call.types).result()
-            except BackgroundCompileError:
+                future = service().submit(call.kernel.path, "graph_fn", call.types)
+                seconds = future.result(timeout=STALL_SECONDS)
+            except (BackgroundCompileError, TimeoutError):
                 return  # left to this thread below
             log.log(log_level(), "kernel %s: compiled by a worker in %.2f s",
                     call.kernel.module.__name__, seconds)
