@@ -26,7 +26,7 @@ from tracer.shapes import Shape
 
 from .clusters import Alias, Cluster, form_clusters
 from .codegen import buffer_nbytes
-from .generate import generate_source
+from .generate import GeneratedCode, generate_source
 from .fusion import plan_fusion
 from .kernel import Kernel, argument_types, kernel_buffer, kernel_for, storage_dtype
 
@@ -174,7 +174,7 @@ class ClusterProgram:
     def _kernel_step(self, k: int, cluster: Graph, out_shapes: list[Shape], outputs, comment: str
                      ) -> list[str]:
         """The program's lines running ``cluster`` (step ``k``) into ``outputs``."""
-        code = generate_source(cluster, out_shapes, "graph_fn", output_params=True)
+        code = _generate(cluster, out_shapes)
         kernel = kernel_for(code.source, parallel=code.parallel)
         self.fused.update(code.fused)
         shapes = ([v.aval.shape for v in cluster.in_vars] +
@@ -211,6 +211,29 @@ class ClusterProgram:
 
     def idle_workspaces(self) -> list[np.ndarray]:
         return self._pool.idle()
+
+
+# Generated code of clusters already seen, by structure: the layers of a deep
+# model are generated once (clusters without sub-graphs, whose code then
+# holds no constants of its own).
+_generated: dict[tuple, GeneratedCode] = {}
+
+
+def _generate(cluster: Graph, out_shapes: list[Shape]) -> GeneratedCode:
+    """``cluster``'s kernel code (``generate_source`` with output parameters)."""
+    if any(isinstance(v, Graph) or (isinstance(v, tuple) and any(isinstance(g, Graph) for g in v))
+           for eq in cluster.equations for v in eq.params.values()):
+        return generate_source(cluster, out_shapes, "graph_fn", output_params=True)
+    names = value_names(cluster, positional=True)
+    key = (tuple(str(v.aval.shape) for v in cluster.in_vars), tuple(map(str, out_shapes)),
+           tuple(names[a] if isinstance(a, Var) else repr(a.value) for a in cluster.out_atoms),
+           tuple(equation_text(eq, names) for eq in cluster.equations))
+    code = _generated.get(key)
+    if code is None:
+        code = _generated[key] = generate_source(cluster, out_shapes, "graph_fn",
+                                                 output_params=True)
+        return code
+    return code._replace(fused=plan_fusion(cluster.equations, cluster.out_atoms))
 
 
 class _BufferPlan:
