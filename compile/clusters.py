@@ -8,7 +8,8 @@ program's parameters, constants and other clusters' results, in the order
 of first use — so two clusters of the same ops, types, shapes and layouts
 have the same generated code wherever they occur: in every layer of a deep
 model, in another model, in another process (the disk cache is keyed by
-that code).  A root that is a bitcast (:data:`compile.registry.bitcasts`:
+that code).  Runs of clusters with small results share a kernel.  A root that is a
+bitcast (:data:`compile.registry.bitcasts`:
 a row-major reshape, a transpose whose layout is its operand's physical
 order) is no kernel at all: its result is its operand's buffer
 (:class:`Alias`).
@@ -18,10 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from primitives import dot_conv
 from tracer.graph import Equation, Graph, Var
 
 from .fusion import fusion_roots
-from .registry import bitcasts, fusion_consumers
+from .registry import bitcasts
 
 __all__ = ["Cluster", "Alias", "form_clusters", "clusterable"]
 
@@ -63,10 +65,10 @@ def clusterable(graph: Graph) -> bool:
     return all(plain(v) for v in values)
 
 
-# A run of element-wise and reduction clusters whose results all have at most
-# this many elements (the scalars and short vectors of a loss, a softmax over
-# classes) is one kernel: each kernel costs a Numba compile (~50 ms) and a
-# call, whatever its size.
+# A run of clusters whose results all have at most this many elements (the
+# scalars and short vectors of a loss, a softmax over classes, the small
+# arrays of a test) is one kernel: each kernel costs a Numba compile (~50 ms)
+# and a call, whatever its size.
 SMALL_ELEMENTS = 1024
 
 
@@ -90,11 +92,11 @@ def form_clusters(graph: Graph, fused: dict[Var, Equation]) -> list[Cluster | Al
 
 
 def _small(step: Cluster | Alias) -> bool:
-    """A cluster of loops over few elements (element-wise ops and reductions
-    whose results are small; products and convolutions stay kernels of their
-    own, shared by every layer that has them)."""
-    return isinstance(step, Cluster) and all(r.primitive in fusion_consumers for r in step.roots) \
-        and all(v.aval.size <= SMALL_ELEMENTS for v in step.outputs)
+    """A cluster whose results are small (products and convolutions stay
+    kernels of their own, shared by every layer that has them)."""
+    return isinstance(step, Cluster) and \
+        not any(r.primitive in (dot_conv.dot_general_p, dot_conv.conv_general_dilated_p)
+                for r in step.roots) and all(v.aval.size <= SMALL_ELEMENTS for v in step.outputs)
 
 
 def _merge_small_runs(graph: Graph, steps: list[Cluster | Alias]) -> list[Cluster | Alias]:

@@ -26,8 +26,8 @@ from tracer.shapes import Shape
 
 from .clusters import Alias, Cluster, form_clusters
 from .codegen import buffer_nbytes
-from .generate import GeneratedCode, generate_source
 from .fusion import plan_fusion
+from .generate import GeneratedCode, generate_source
 from .kernel import Kernel, argument_types, kernel_buffer, kernel_for, storage_dtype
 
 __all__ = ["GraphProgram", "ClusterProgram", "KernelCall"]
