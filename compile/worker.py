@@ -59,13 +59,21 @@ def answer(line: str) -> str:
 
 
 def main() -> None:
-    """Answer requests on stdin until it closes."""
+    """Answer requests on stdin until it closes (compiling on after the
+    asking process has gone, for the disk cache)."""
     replies = sys.stdout
     sys.stdout = sys.stderr  # stray prints must not corrupt the protocol
+    listening = True
     for line in sys.stdin:
-        if line.strip():
-            replies.write(answer(line))
-            replies.flush()
+        if not line.strip():
+            continue
+        reply = answer(line)
+        if listening:
+            try:
+                replies.write(reply)
+                replies.flush()
+            except OSError:
+                listening = False
 
 
 def serve(path: str, idle: float) -> None:
@@ -81,13 +89,23 @@ def serve(path: str, idle: float) -> None:
     state = threading.Lock()
 
     def handle(connection: socket.socket) -> None:
+        """Answer one client's requests; when it has gone (it exited before
+        its compiles were done), go on compiling what it sent: the disk cache
+        is filled for its next run."""
+        listening = True
         try:
             with connection, connection.makefile("r") as requests, \
                     connection.makefile("w") as replies:
                 for line in requests:
-                    if line.strip():
-                        replies.write(answer(line))
-                        replies.flush()
+                    if not line.strip():
+                        continue
+                    reply = answer(line)
+                    if listening:
+                        try:
+                            replies.write(reply)
+                            replies.flush()
+                        except OSError:
+                            listening = False
         except OSError:
             pass
         finally:
