@@ -331,3 +331,45 @@ def test_tier_0_results_never_share_memory_with_the_arguments(worker, fresh_cach
         assert not np.shares_memory(r.buffer, x)
     np.testing.assert_array_equal(np.asarray(results[1]), x.reshape(6, 4))
     np.testing.assert_array_equal(np.asarray(results[3]), x.T)
+
+
+def test_a_background_compile_fills_the_cache_after_the_process_exits(tmp_path):
+    """A short run (a script, a notebook cell) ends before its kernels are
+    compiled: the worker goes on, so the next run loads them."""
+    import subprocess
+    import textwrap
+    from pathlib import Path
+    program = textwrap.dedent("""
+        import sys, time
+        import numpy as np
+        import primitives.numpy as xnp
+        from compile import jit
+        from compile.background import service
+        from compile.kernel import compile_counts
+        f = jit(lambda x: xnp.tanh(x @ x.T * 0.4375) + xnp.sum(x), tiered=sys.argv[1] == "1")
+        f(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
+        if sys.argv[1] == "1":
+            while service().pid is None:   # the worker is started on a thread
+                time.sleep(0.01)
+            print(service().pid)           # and exit at once: the compile is not done
+        else:
+            print(compile_counts()["compiled_here"], compile_counts()["loaded"])
+    """)
+    repo = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, NUMXLA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(repo),
+               NUMXLA_COMPILE_SERVER="0")
+    run = lambda tiered: subprocess.run([sys.executable, "-c", program, tiered], env=env,
+                                        cwd=repo, check=True, capture_output=True, text=True,
+                                        timeout=300).stdout.split()
+    (pid,) = run("1")
+    deadline = threading.Event()
+    stat = Path(f"/proc/{pid}/stat")
+    for _ in range(3000):                  # the orphaned worker finishes, then exits
+        try:
+            if stat.read_text().split()[2] == "Z":
+                break                      # (exited; not yet reaped)
+        except OSError:
+            break
+        deadline.wait(0.1)
+    compiled_here, loaded = run("0")
+    assert compiled_here == "0" and int(loaded) >= 1
