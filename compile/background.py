@@ -24,6 +24,7 @@ import atexit
 import base64
 import collections
 import fcntl
+import functools
 import hashlib
 import itertools
 import json
@@ -170,12 +171,20 @@ def _server_dir() -> Path:
     return path
 
 
-def _server_path(index: int) -> str:
-    """The socket of server ``index`` of this build of numxla, this Python
-    and these Numba settings (``NUMBA_*``: they shape the code it compiles)."""
+@functools.lru_cache(maxsize=1)
+def _package_key() -> str:
     from .cache import _build_key
+    sources = sorted(Path(__file__).parent.rglob("*.py"))
+    return hashlib.sha256(_build_key().encode() +
+                          b"".join(p.read_bytes() for p in sources)).hexdigest()
+
+
+def _server_path(index: int) -> str:
+    """The socket of server ``index`` of this build of numxla (the compile
+    package's sources: a server runs the code it started with), this Python
+    and these Numba settings (``NUMBA_*``: they shape the code it compiles)."""
     numba_settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_"))
-    key = hashlib.sha256(f"{_build_key()}|{sys.executable}|{numba_settings}".encode())
+    key = hashlib.sha256(f"{_package_key()}|{sys.executable}|{numba_settings}".encode())
     return str(_server_dir() / f"{key.hexdigest()[:16]}-{index}.sock")
 
 
@@ -311,8 +320,9 @@ class CompileService:
             pass
 
     def submit(self, path: str, function: str, types: tuple) -> Future:
-        """Compile ``function`` of the generated module at ``path`` for the
-        Numba argument ``types``, into the disk cache."""
+        """Compile ``function`` of the generated module at ``path`` (or of the
+        library kernel module at ``path``) for the Numba argument ``types``,
+        into the disk cache."""
         future: Future = Future()
         request = {"path": str(path), "function": function,
                    "types": base64.b64encode(pickle.dumps(types)).decode()}
@@ -424,8 +434,9 @@ STALL_SECONDS = 120.0
 def compile_in_parallel(calls: Sequence, *, here: bool) -> None:
     """Compile the kernel ``calls`` (``program.KernelCall``) in the workers,
     one request in flight per worker, taking them from the back — and on
-    this thread from the front when ``here``; what a worker fails to build,
-    or does not build within :data:`STALL_SECONDS`, is compiled here."""
+    this thread from the front when ``here``; each finished kernel's code is
+    loaded at once, while the workers build the rest.  What a worker fails
+    to build, or does not build within :data:`STALL_SECONDS`, is compiled here."""
     queue = collections.deque(calls)
     lock = threading.Lock()
     sent: list = []
@@ -438,12 +449,13 @@ def compile_in_parallel(calls: Sequence, *, here: bool) -> None:
                 call = queue.pop()
                 sent.append(call)
             try:
-                future = service().submit(call.kernel.path, "graph_fn", call.types)
+                future = service().submit(call.kernel.path, call.kernel.function, call.types)
                 seconds = future.result(timeout=STALL_SECONDS)
             except (BackgroundCompileError, TimeoutError):
                 return  # left to this thread below
             log.log(log_level(), "kernel %s: compiled by a worker in %.2f s",
                     call.kernel.module.__name__, seconds)
+            call.has_code(built=True)  # load it while the workers build the rest
 
     feeders = [threading.Thread(target=feed_worker, daemon=True, name="numxla-compile-feed")
                for _ in range(service().max_workers)]

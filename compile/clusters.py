@@ -12,7 +12,9 @@ that code).  Runs of clusters with small results share a kernel.  A root that is
 bitcast (:data:`compile.registry.bitcasts`:
 a row-major reshape, a transpose whose layout is its operand's physical
 order) is no kernel at all: its result is its operand's buffer
-(:class:`Alias`).
+(:class:`Alias`).  A root with a library kernel
+(:data:`compile.registry.library_rules`: batch norms in dense layouts...)
+is a :class:`Call` of that pre-compiled kernel, with nothing fused into it.
 """
 from __future__ import annotations
 
@@ -23,9 +25,9 @@ from primitives import dot_conv
 from tracer.graph import Equation, Graph, Var
 
 from .fusion import fusion_roots
-from .registry import bitcasts
+from .registry import LibraryCall, bitcasts, library_call
 
-__all__ = ["Cluster", "Alias", "form_clusters", "clusterable"]
+__all__ = ["Cluster", "Alias", "Call", "form_clusters", "clusterable"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,6 +55,24 @@ class Alias:
     root: Equation
 
 
+@dataclass(frozen=True, eq=False)
+class Call:
+    """``root`` run by calling a library kernel (no generated code)."""
+    root: Equation
+    call: LibraryCall
+
+    @property
+    def inputs(self) -> tuple[Var, ...]:
+        return tuple(self.root.inputs)
+
+    @property
+    def outputs(self) -> tuple[Var, ...]:
+        return tuple(self.root.outputs)
+
+
+Step = Cluster | Alias | Call
+
+
 def clusterable(graph: Graph) -> bool:
     """Whether ``graph`` can run as a program of kernels: its top-level values
     are all arrays of static shape (tokens, tuples and bounded dynamic
@@ -72,12 +92,12 @@ def clusterable(graph: Graph) -> bool:
 SMALL_ELEMENTS = 1024
 
 
-def form_clusters(graph: Graph, fused: dict[Var, Equation]) -> list[Cluster | Alias]:
+def form_clusters(graph: Graph, fused: dict[Var, Equation]) -> list[Step]:
     """The steps of ``graph``'s program, in graph order: a cluster per root
     equation (with the fused equations it computes) — one for a run of small
-    ones —, an alias per bitcast."""
+    ones —, an alias per bitcast, a call per library kernel."""
     members = fusion_roots(fused, graph.equations)
-    steps: list[Cluster | Alias] = []
+    steps: list[Step] = []
     for eq in graph.equations:
         if len(eq.outputs) == 1 and eq.outputs[0] in fused:
             continue  # computed inside its consumers' loops
@@ -85,13 +105,17 @@ def form_clusters(graph: Graph, fused: dict[Var, Equation]) -> list[Cluster | Al
         if is_bitcast is not None and is_bitcast(eq):
             steps.append(Alias(eq.outputs[0], eq.inputs[0], eq))
             continue
+        call = None if members.get(eq) else library_call(eq)
+        if call is not None:
+            steps.append(Call(eq, call))
+            continue
         equations = [*members.get(eq, ()), eq]
         steps.append(Cluster(Graph(_reads(equations), (), (), equations, eq.outputs,
                                    name=eq.primitive.name), (eq,)))
     return _merge_small_runs(graph, steps)
 
 
-def _small(step: Cluster | Alias) -> bool:
+def _small(step: Step) -> bool:
     """A cluster whose results are small (products and convolutions stay
     kernels of their own, shared by every layer that has them)."""
     return isinstance(step, Cluster) and \
@@ -99,7 +123,7 @@ def _small(step: Cluster | Alias) -> bool:
                 for r in step.roots) and all(v.aval.size <= SMALL_ELEMENTS for v in step.outputs)
 
 
-def _merge_small_runs(graph: Graph, steps: list[Cluster | Alias]) -> list[Cluster | Alias]:
+def _merge_small_runs(graph: Graph, steps: list[Step]) -> list[Step]:
     """Runs of small clusters (with the bitcasts of their results between
     them) as one cluster each, whose results are what later steps read."""
     order = {id(eq): k for k, eq in enumerate(graph.equations)}
@@ -107,10 +131,10 @@ def _merge_small_runs(graph: Graph, steps: list[Cluster | Alias]) -> list[Cluste
     needed[-1] = {a for a in graph.out_atoms if isinstance(a, Var)}
     for k in range(len(steps) - 1, -1, -1):
         step = steps[k]
-        reads = step.inputs if isinstance(step, Cluster) else (step.source,)
+        reads = (step.source,) if isinstance(step, Alias) else step.inputs
         needed[k] = needed[k + 1] | set(reads)
-    merged: list[Cluster | Alias] = []
-    run: list[Cluster | Alias] = []
+    merged: list[Step] = []
+    run: list[Step] = []
     produced: set[Var] = set()
 
     def close(end: int) -> None:

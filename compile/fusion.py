@@ -19,6 +19,8 @@ Rules, per primitive, in tables of :mod:`compile.registry` filled by the kernel 
   operands' elements only through ``ctx.read`` (the ops a producer may be
   fused into); those of :data:`rereading_consumers` may read an element
   several times (overlapping windows) and take only cheap producers.
+  An equation a program runs as a library call (:func:`compile.registry.
+  library_call`) reads buffers, so nothing is fused into it.
 
 A value is fused when every consumer is a fusion consumer, it is not a
 result of its graph, and either it has one use or its whole expression is
@@ -33,7 +35,7 @@ from typing import Collection, Sequence
 from tracer.graph import Atom, Equation, Var
 
 from .registry import (cheap_producers, fused_reads, fusion_consumers,  # noqa: F401
-                       rereading_consumers)
+                       library_call, rereading_consumers)
 
 __all__ = ["fused_reads", "fusion_consumers", "cheap_producers", "rereading_consumers",
            "plan_fusion", "fusion_roots"]
@@ -59,7 +61,8 @@ def plan_fusion(equations: Sequence[Equation], results: Sequence[Atom],
         if var in kept or not shape.is_array or not shape.dimensions or shape.dynamic_dimensions:
             continue
         uses = consumers.get(var, [])
-        if not uses or any(c.primitive not in fusion_consumers for c in uses):
+        if not uses or any(c.primitive not in fusion_consumers or library_call(c) is not None
+                           for c in uses):
             continue
         is_cheap = eq.primitive in cheap_producers and all(
             cheap.get(a, True) for a in eq.inputs if isinstance(a, Var) and a in fused)

@@ -5,7 +5,10 @@ program, or a whole graph) imported from the disk cache.  Kernels are
 interned by source text: every program holding a cluster of the same
 generated code — the layers of a deep model, another model, another
 process through the disk cache — shares one Numba dispatcher and its
-machine code.  :func:`compile_counts` says how many kernels this process
+machine code.  A :class:`LibraryKernel` is a pre-compiled kernel of
+:mod:`compile.kernels` that programs call directly (a library call),
+compiled once per argument types into Numba's cache beside its module.
+:func:`compile_counts` says how many kernels this process
 compiled and how many it loaded, for the tests and ``NUMXLA_LOG_COMPILES``.
 """
 from __future__ import annotations
@@ -27,24 +30,26 @@ from .extern import ensure_for_source
 from .runtime import to_buffer
 from .tiers import log, log_level
 
-__all__ = ["Kernel", "kernel_for", "module_source", "buffer_type", "kernel_buffer",
+__all__ = ["Kernel", "kernel_for", "LibraryKernel", "library_kernel", "module_source", "buffer_type", "kernel_buffer",
            "compile_counts"]
 
 _lock = threading.Lock()
 _kernels: dict[str, "Kernel"] = {}
-_counts = {"compiled": 0, "compiled_here": 0, "loaded": 0}
+_counts = {"compiled": 0, "compiled_here": 0, "loaded": 0, "library_loaded": 0}
 
 
 def compile_counts() -> dict[str, int]:
     """Kernels compiled for this process (``compiled``: here or by a worker;
-    ``compiled_here``: by Numba in this process), and kernels found already
-    compiled in the disk cache (``loaded``)."""
+    ``compiled_here``: by Numba in this process), generated kernels found
+    already compiled in the disk cache (``loaded``), and library kernels
+    found in Numba's cache beside their modules (``library_loaded``)."""
     return dict(_counts)
 
 
 class Kernel:
     """One generated module and its ``graph_fn`` dispatcher (``directory``:
     the cache directory it lives in, when not this process's)."""
+    function = "graph_fn"
 
     def __init__(self, source: str, directory: str | None = None):
         self.source = source
@@ -86,6 +91,52 @@ class Kernel:
         log.log(log_level(), "kernel %s: compiled %d generated lines in %.2f s",
                 self.module.__name__, self.lines, seconds)
         return seconds
+
+
+class LibraryKernel:
+    """A ``cache=True`` Numba function of :mod:`compile.kernels` that programs
+    call directly: ``path`` and ``function`` name it to a compile worker."""
+    source = None
+
+    def __init__(self, fn: Any):
+        from . import blas_preload
+        blas_preload.preload(blas_preload.BLAS)  # what loading its code imports, cheaply
+        self.fn = fn
+        self.function = fn.py_func.__name__
+        self.module = importlib.import_module(fn.py_func.__module__)
+        self.path = self.module.__file__
+
+    def has_code(self, types: tuple, *, built: bool = False) -> bool:
+        """Whether machine code for ``types`` is loaded, or now loaded from Numba's cache."""
+        if types in self.fn.overloads:
+            return True
+        if load_cached_overload(self.fn, types):
+            _counts["compiled" if built else "library_loaded"] += 1
+            return True
+        return False
+
+    def compile(self, types: tuple) -> float:
+        """Compile for ``types`` here, unless the code is loaded; the seconds taken."""
+        if self.has_code(types):
+            return 0.0
+        start = time.perf_counter()
+        self.fn.compile(types)
+        seconds = time.perf_counter() - start
+        _counts["compiled"] += 1
+        _counts["compiled_here"] += 1
+        log.log(log_level(), "library kernel %s.%s: compiled in %.2f s",
+                self.module.__name__, self.function, seconds)
+        return seconds
+
+
+def library_kernel(path: str, function: str) -> LibraryKernel:
+    """The library kernel ``function`` of the module of :mod:`compile.kernels`
+    at ``path`` (how a compile worker finds what a client asks for)."""
+    from pathlib import Path
+    module = importlib.import_module(f"{kernels.__name__}.{Path(path).stem}")
+    if Path(module.__file__).resolve() != Path(path).resolve():
+        raise ValueError(f"{path} is not a module of {kernels.__name__}")
+    return LibraryKernel(getattr(module, function))
 
 
 def kernel_for(body: str, *, parallel: bool) -> Kernel:

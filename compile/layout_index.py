@@ -17,12 +17,26 @@ from __future__ import annotations
 
 from tracer.shapes import Shape
 
-__all__ = ["linear_index_expr", "loop_order", "physical_bounds"]
+__all__ = ["linear_index_expr", "loop_order", "physical_bounds", "dense_strides"]
 
 
 def loop_order(shape: Shape) -> tuple[int, ...]:
     """Logical dimension numbers from most major to most minor."""
     return tuple(reversed(shape.layout.minor_to_major))
+
+
+def dense_strides(shape: Shape) -> tuple[int, ...] | None:
+    """The buffer stride of each logical dimension when the layout is a plain
+    permutation of the dimensions (no tiles, no padding), else None: how
+    library kernels (:data:`compile.registry.library_rules`) address it."""
+    if not shape.is_array or shape.layout.tiles or \
+            shape.physical_size != shape.size or any(shape.dynamic_dimensions):
+        return None
+    strides, step = [0] * shape.rank, 1
+    for d in shape.layout.minor_to_major:
+        strides[d] = step
+        step *= shape.dimensions[d]
+    return tuple(strides)
 
 
 def physical_bounds(shape: Shape) -> list[int]:

@@ -19,16 +19,19 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+from numba import typeof
 
 from tracer.graph import Graph, Var
 from tracer.printer import equation_text, value_names
 from tracer.shapes import Shape
 
-from .clusters import Alias, Cluster, form_clusters
+from .clusters import Alias, Call, Cluster, form_clusters
 from .codegen import buffer_nbytes
 from .fusion import plan_fusion
 from .generate import GeneratedCode, generate_source
-from .kernel import Kernel, argument_types, kernel_buffer, kernel_for, storage_dtype
+from .kernel import (Kernel, LibraryKernel, argument_types, kernel_buffer, kernel_for,
+                     storage_dtype)
+from .registry import Buffer
 
 __all__ = ["GraphProgram", "ClusterProgram", "KernelCall"]
 
@@ -132,6 +135,9 @@ class ClusterProgram:
                 self._plan.name[step.output] = self._plan.name[step.source]
                 lines.append(f"# {equation_text(step.root, self._names)}: a bitcast")
                 continue
+            if isinstance(step, Call):
+                lines += self._library_step(k, step)
+                continue
             lines += self._kernel_step(k, step.graph, [o.aval.shape for o in step.outputs],
                                        step.outputs, self._describe(step))
         results = []
@@ -159,10 +165,11 @@ class ClusterProgram:
         self._run = self._namespace["run"]
         self._views = self._plan.views
         self._pool = _Pool(self._new_workspace)
-        distinct = {id(c.kernel): c.kernel.source for c in self.calls}
+        distinct = {id(c.kernel): c.kernel.source for c in self.calls
+                    if isinstance(c.kernel, Kernel)}
         self.source = "\n\n".join([f"# The program: {len(self.calls)} kernel calls, "
-                                   f"{len(distinct)} distinct kernels\n{self.program_source}",
-                                   *distinct.values()])
+                                   f"{len(distinct)} distinct generated kernels\n"
+                                   f"{self.program_source}", *distinct.values()])
 
     def _describe(self, cluster: Cluster) -> str:
         """The comment on a kernel call: its root equation, or the roots of a run."""
@@ -170,6 +177,30 @@ class ClusterProgram:
             return equation_text(cluster.roots[0], self._names)
         names = ", ".join(f"%{self._names[r.outputs[0]].split('#')[0]}" for r in cluster.roots)
         return f"{names}: small ops, one kernel"
+
+    def _library_step(self, k: int, step: Call) -> list[str]:
+        """The program's lines running ``step`` (step ``k``): a call of its
+        library kernel with buffers and run-time constants."""
+        function, arguments = step.call
+        kernel = _library_kernel(function)
+        name = f"k{k}"
+        self._namespace[name] = function
+        lines = [self._plan.place(out, k) for out in step.outputs]
+        args, types = [], []
+        for j, argument in enumerate(arguments):
+            if isinstance(argument, Buffer):
+                var = (step.outputs if argument.result else step.inputs)[argument.index]
+                args.append(self._plan.name[var])
+                types += argument_types([var.aval.shape])
+            else:
+                self._namespace[f"{name}c{j}"] = argument
+                args.append(f"{name}c{j}")
+                types.append(typeof(argument))
+        self._plan.release(k)
+        self.calls.append(KernelCall(kernel, tuple(types)))
+        return [line for line in lines if line] + [
+            f"{name}({', '.join(args)})  # {equation_text(step.root, self._names)}: "
+            f"{kernel.module.__name__}.{kernel.function}"]
 
     def _kernel_step(self, k: int, cluster: Graph, out_shapes: list[Shape], outputs, comment: str
                      ) -> list[str]:
@@ -211,6 +242,16 @@ class ClusterProgram:
 
     def idle_workspaces(self) -> list[np.ndarray]:
         return self._pool.idle()
+
+
+_library_kernels: dict[int, LibraryKernel] = {}
+
+
+def _library_kernel(function) -> LibraryKernel:
+    kernel = _library_kernels.get(id(function))
+    if kernel is None:
+        kernel = _library_kernels[id(function)] = LibraryKernel(function)
+    return kernel
 
 
 # Generated code of clusters already seen, by structure: the layers of a deep
@@ -259,7 +300,7 @@ class _BufferPlan:
         # occurrence among the results, in the layout asked for; a bitcast of a
         # kernel's result makes that result's buffer the graph's)
         self.result_of: dict[Var, int] = {}
-        produced = {o for s in steps if isinstance(s, Cluster) for o in s.outputs}
+        produced = {o for s in steps if not isinstance(s, Alias) for o in s.outputs}
         for i, (atom, shape) in enumerate(zip(graph.out_atoms, out_shapes)):
             if isinstance(atom, Var) and atom.aval.shape == shape:
                 buffer = owner.get(atom, atom)
@@ -269,7 +310,7 @@ class _BufferPlan:
         # the last step reading each buffer (a bitcast's reads count for its source)
         self._last: dict[Var, int] = {}
         for k, step in enumerate(steps):
-            if isinstance(step, Cluster):
+            if not isinstance(step, Alias):
                 for v in step.inputs:
                     self._last[owner.get(v, v)] = k
         for atom in graph.out_atoms:  # results converted at the end stay live to the end

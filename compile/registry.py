@@ -10,6 +10,9 @@ here, keyed by primitive; the passes read them:
 * :data:`bitcasts` — clustering: an equation whose result is its operand's
   buffer read another way, so a program runs it without a kernel
   (``compile/clusters.py``);
+* :data:`library_rules` — clustering: an equation a program runs by calling
+  a pre-compiled library kernel with its geometry at run time, so no code is
+  generated or compiled for it (:func:`library_call`);
 * :data:`lowerings`, :data:`dynamic_lowerings`, :data:`scalar_exprs` —
   code generation (``compile/generate.py``).
 
@@ -18,7 +21,7 @@ the tables import nothing of the passes that use them.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Sequence
 
 from tracer.core import Primitive
 
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["layout_rules", "fused_reads", "fusion_consumers", "cheap_producers",
            "rereading_consumers", "bitcasts", "lowerings", "dynamic_lowerings", "scalar_exprs",
-           "vector_math",
+           "vector_math", "library_rules", "library_call", "LibraryCall", "Buffer",
            "Lowering", "ScalarExpr", "FusedRead", "LayoutRule"]
 
 # -- layout assignment -------------------------------------------------------------------
@@ -51,6 +54,41 @@ rereading_consumers: set[Primitive] = set()
 # -- clustering ------------------------------------------------------------------------------
 # whether an equation's single result is its single operand's buffer as it is
 bitcasts: dict[Primitive, Callable[["Equation"], bool]] = {}
+
+
+
+class Buffer(NamedTuple):
+    """An argument of a library call: the buffer of the equation's operand
+    ``index`` (or its result ``index`` when ``result``)."""
+    index: int
+    result: bool = False
+
+
+class LibraryCall(NamedTuple):
+    """How a program runs an equation without generated code: ``function`` (a
+    ``cache=True`` Numba function of ``compile/kernels``) called with
+    ``arguments``: :class:`Buffer`\\ s, and run-time constants (sizes,
+    strides, parameters: ints, floats, int64 arrays)."""
+    function: Any
+    arguments: tuple
+
+    @classmethod
+    def buffers_then(cls, function: Any, eq: "Equation", *constants: Any) -> "LibraryCall":
+        """``function(operands..., results..., constants...)``."""
+        return cls(function, (*(Buffer(i) for i in range(len(eq.inputs))),
+                              *(Buffer(i, True) for i in range(len(eq.outputs))), *constants))
+
+
+# an equation's library call, or None where its operands' types or layouts
+# need generated code; an equation with one never has producers fused into it
+library_rules: dict[Primitive, Callable[["Equation"], Optional[LibraryCall]]] = {}
+
+
+def library_call(eq: "Equation") -> Optional[LibraryCall]:
+    """``eq``'s library call (:data:`library_rules`), if it has one."""
+    rule = library_rules.get(eq.primitive)
+    return rule(eq) if rule is not None else None
+
 
 # -- code generation -------------------------------------------------------------------------
 Lowering = Callable[["LoweringContext", "Equation"], None]

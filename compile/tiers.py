@@ -194,7 +194,8 @@ def compile_in_background(build: Callable[[], Any], program: TieredProgram,
                 finish(compiled, f"{len(missing)} kernels compiled by worker processes", start)
 
         for call in missing:
-            service().submit(call.kernel.path, "graph_fn", call.types).add_done_callback(done)
+            future = service().submit(call.kernel.path, call.kernel.function, call.types)
+            future.add_done_callback(done)
 
     def run() -> None:
         start = time.perf_counter()

@@ -31,18 +31,21 @@ import threading
 import time
 from pathlib import Path
 
-_kernels: dict = {}  # path -> Kernel
+_kernels: dict = {}  # (path, function) -> Kernel or LibraryKernel
 _compiling = threading.Lock()
 
 
 def compile_request(request: dict) -> float:
     """Compile ``request``'s function for its argument types; returns the seconds taken."""
-    from .kernel import Kernel
+    from .kernel import Kernel, library_kernel
     start = time.perf_counter()
-    kernel = _kernels.get(request["path"])
-    if kernel is None:  # in the asking process's cache directory, where it loads the code
+    key = (request["path"], request["function"])
+    kernel = _kernels.get(key)
+    if kernel is None and request["function"] != Kernel.function:  # a library kernel
+        kernel = _kernels[key] = library_kernel(request["path"], request["function"])
+    elif kernel is None:  # in the asking process's cache directory, where it loads the code
         path = Path(request["path"])
-        kernel = _kernels[request["path"]] = Kernel(path.read_text(), directory=str(path.parent))
+        kernel = _kernels[key] = Kernel(path.read_text(), directory=str(path.parent))
     kernel.compile(pickle.loads(base64.b64decode(request["types"])))
     return time.perf_counter() - start
 

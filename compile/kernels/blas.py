@@ -18,7 +18,7 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array
 from numba.np.linalg import ensure_blas, get_blas_kind
 
-__all__ = ["dot_blas", "dot_blas_f32", "dot_blas_f64", "dot_blas_c64", "dot_blas_c128"]
+__all__ = ["dot_blas", "dot_blas_call", "dot_blas_f32", "dot_blas_f64", "dot_blas_c64", "dot_blas_c128"]
 
 _BLAS_TYPES = (types.float32, types.float64, types.complex64, types.complex128)
 _INT_MAX = 2 ** 31 - 1  # BLAS sizes and leading dimensions are C ints
@@ -209,9 +209,11 @@ def dot_blas(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta):
 
 
 @njit(cache=True, nogil=True)
-def _dot_blas_entry(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta):
+def dot_blas_call(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta):
     """:func:`dot_blas` as its own cached function, whose on-disk index holds
-    only the entry signatures (quick to load)."""
+    only the entry signatures (quick to load): the code behind the symbol of
+    :func:`_dot_entry`, and what a program calls directly for one product of
+    buffers BLAS takes as they are (a library call)."""
     dot_blas(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta)
 
 
@@ -223,7 +225,7 @@ def _dot_entry(suffix: str, dtype):
     from ..extern import Entry
     arr, i = types.Array(dtype, 1, "C"), types.int64
     sig = (arr, i, i, i, arr, i, i, i, arr, i, i, i, i, i, i, types.float64)
-    return Entry(f"dot_blas_{suffix}", _dot_blas_entry, sig, outputs=(8,)).make_intrinsic()
+    return Entry(f"dot_blas_{suffix}", dot_blas_call, sig, outputs=(8,)).make_intrinsic()
 
 
 dot_blas_f32 = _dot_entry("f32", types.float32)

@@ -11,7 +11,7 @@ from numba import njit, types
 
 from .blas import dot_blas
 
-__all__ = ["matmul_loop", "conv_blas", "conv_loop", "conv_blas_f32", "conv_blas_f64",
+__all__ = ["matmul_loop", "conv_blas", "conv_blas_call", "conv_loop", "conv_blas_f32", "conv_blas_f64",
            "conv_blas_c64", "conv_blas_c128"]
 
 
@@ -299,8 +299,10 @@ def conv_loop(x, w, y, geo):
 
 
 @njit(cache=True, nogil=True)
-def _conv_blas_entry(x, w, y, geo):
-    """:func:`conv_blas` as its own cached function, for :func:`_conv_entry`."""
+def conv_blas_call(x, w, y, geo):
+    """:func:`conv_blas` as its own cached function: the code behind the
+    symbol of :func:`_conv_entry`, and what a program calls directly when no
+    operand needs packing (a library call)."""
     conv_blas(x, w, y, geo)
 
 
@@ -311,7 +313,7 @@ def _conv_entry(suffix: str, dtype):
     from ..extern import Entry
     arr = types.Array(dtype, 1, "C")
     sig = (arr, arr, arr, types.Array(types.int64, 1, "C"))
-    return Entry(f"conv_blas_{suffix}", _conv_blas_entry, sig, outputs=(2,)).make_intrinsic()
+    return Entry(f"conv_blas_{suffix}", conv_blas_call, sig, outputs=(2,)).make_intrinsic()
 
 
 conv_blas_f32 = _conv_entry("f32", types.float32)

@@ -4,7 +4,11 @@ The reference's formulas, term by term in the compute type (f32 for f16,
 bf16 and f32; f64 for f64), so each element is rounded as the reference
 rounds it.  Per-feature sums are accumulated in f64 (the reference's NumPy
 sums are pairwise or naive f32 sums, whichever the layout gives; f64 stays
-within their rounding).  Each pass walks the operand in its physical order
+within their rounding).  Where the operand, its results (and ``dy``) share one dense layout and
+the type is f32 or f64, a program calls :mod:`compile.kernels.norm`
+instead (:data:`~compile.registry.library_rules`), which computes the same
+terms in the same order with the geometry passed at run time.  Elsewhere
+each pass walks the operand in its physical order
 through ``ctx.read``, indexing the per-feature accumulators by the
 ``feature_index`` coordinate, so any layout and any feature dimension work.
 
@@ -23,11 +27,13 @@ from __future__ import annotations
 import math
 
 from primitives import batch_norm
-from tracer.graph import Equation
+from tracer.graph import Equation, Var
 from tracer.shapes import PrimitiveType
 
 from ..codegen import LoweringContext, literal_text
-from ..registry import lowerings
+from ..kernels import norm
+from ..layout_index import dense_strides, loop_order
+from ..registry import LibraryCall, library_rules, lowerings
 
 __all__: list[str] = []
 
@@ -221,3 +227,53 @@ def _lower_grad(ctx: LoweringContext, eq: Equation) -> None:
 lowerings[batch_norm.batch_norm_training_p] = _lower_training
 lowerings[batch_norm.batch_norm_inference_p] = _lower_inference
 lowerings[batch_norm.batch_norm_grad_p] = _lower_grad
+
+
+# -- library calls ---------------------------------------------------------------------------
+
+def _geometry(eq: Equation, like: tuple) -> tuple[int, int, int] | None:
+    """``(outer, features, inner)`` of the operand seen as ``x[outer, features,
+    inner]`` when every value of ``like`` (operand positions, then result
+    positions past the operands) is an f32/f64 array in one dense layout."""
+    atoms = [eq.inputs[i] if i < len(eq.inputs) else eq.outputs[i - len(eq.inputs)]
+             for i in like]
+    x = atoms[0]
+    if x.aval.element_type not in (PrimitiveType.F32, PrimitiveType.F64) or \
+            not all(isinstance(a, Var) for a in eq.inputs) or \
+            any(a.aval.shape.layout != x.aval.shape.layout for a in atoms) or \
+            dense_strides(x.aval.shape) is None or \
+            any(dense_strides(a.aval.shape) is None for a in (*eq.inputs, *eq.outputs)):
+        return None
+    dims, fi = x.aval.dimensions, eq.params["feature_index"]
+    order = loop_order(x.aval.shape)
+    at = order.index(fi)
+    return (math.prod(dims[d] for d in order[:at]), dims[fi],
+            math.prod(dims[d] for d in order[at + 1:]))
+
+
+def _library_training(eq: Equation) -> LibraryCall | None:
+    geometry = _geometry(eq, (0, 3))
+    if geometry is None:
+        return None
+    function = norm.batch_norm_training_f64 if eq.inputs[0].aval.element_type is \
+        PrimitiveType.F64 else norm.batch_norm_training_f32
+    return LibraryCall.buffers_then(function, eq, *geometry, float(eq.params["epsilon"]))
+
+
+def _library_inference(eq: Equation) -> LibraryCall | None:
+    geometry = _geometry(eq, (0, 5))
+    return None if geometry is None else \
+        LibraryCall.buffers_then(norm.batch_norm_inference, eq, *geometry,
+                                 float(eq.params["epsilon"]))
+
+
+def _library_grad(eq: Equation) -> LibraryCall | None:
+    geometry = _geometry(eq, (0, 4, 5))
+    return None if geometry is None else \
+        LibraryCall.buffers_then(norm.batch_norm_grad, eq, *geometry,
+                                 float(eq.params["epsilon"]))
+
+
+library_rules[batch_norm.batch_norm_training_p] = _library_training
+library_rules[batch_norm.batch_norm_inference_p] = _library_inference
+library_rules[batch_norm.batch_norm_grad_p] = _library_grad

@@ -56,7 +56,9 @@ from tracer.graph import Equation, Literal, Var
 from tracer.shapes import PrimitiveType
 
 from ..codegen import LoweringContext, dtype_name
-from ..registry import lowerings
+from ..kernels import blas as blas_kernels
+from ..kernels import conv as conv_kernels
+from ..registry import Buffer, LibraryCall, library_rules, lowerings
 
 __all__: list[str] = []
 
@@ -246,17 +248,74 @@ def _pack(ctx: LoweringContext, x: Var | Literal, order: tuple[int, ...], acc: n
     return name
 
 
-def _lower_dot_general(ctx: LoweringContext, eq: Equation) -> None:
+def _dot_dims(eq: Equation):
+    """The free dimensions of both operands and the sizes nb, m, k, n."""
     lhs, rhs = eq.inputs
-    (out,) = eq.outputs
     (lc, rc), (lb, rb) = eq.params["dimension_numbers"]
     lfree = tuple(d for d in range(lhs.aval.ndim) if d not in lc and d not in lb)
     rfree = tuple(d for d in range(rhs.aval.ndim) if d not in rc and d not in rb)
     ldims, rdims = lhs.aval.dimensions, rhs.aval.dimensions
-    nb = math.prod(ldims[d] for d in lb)
-    m = math.prod(ldims[d] for d in lfree)
-    k = math.prod(ldims[d] for d in lc)
-    n = math.prod(rdims[d] for d in rfree)
+    return (lfree, rfree, math.prod(ldims[d] for d in lb), math.prod(ldims[d] for d in lfree),
+            math.prod(ldims[d] for d in lc), math.prod(rdims[d] for d in rfree))
+
+
+def _dot_choice(eq: Equation, acc: np.dtype):
+    """Whether to pack each operand and compute the result in a scratch
+    buffer, and the BLAS plan (:func:`_dot_plan`) then: each operand as it is
+    when its buffer holds values of the accumulation type in a strided
+    layout, else packed; the result into the output buffer, else through a
+    row-major scratch buffer.  The cheapest such plan (fewest elements
+    copied) that BLAS takes wins; packing all three always works."""
+    lhs, rhs = eq.inputs
+    (out,) = eq.outputs
+    (lc, rc), (lb, rb) = eq.params["dimension_numbers"]
+    lfree, rfree, nb, m, k, n = _dot_dims(eq)
+    ldims, rdims, out_dims = lhs.aval.dimensions, rhs.aval.dimensions, out.aval.dimensions
+    nbd, nm = len(lb), len(lfree)
+    groups = (list(zip(lb, rb, range(nbd))), list(zip(lfree, range(nbd, nbd + nm))),
+              list(zip(rfree, range(nbd + nm, len(out_dims)))), list(zip(lc, rc)))
+    lhs_pack_order, rhs_pack_order = lb + lfree + lc, rb + rc + rfree
+    choices = []
+    for pack_l, pack_r, temp_o in itertools.product((False, True), repeat=3):
+        ls = _row_major_strides(ldims, lhs_pack_order) if pack_l else \
+            (_strides(lhs) if _storage_is(lhs.aval.element_type, acc) else None)
+        rs = _row_major_strides(rdims, rhs_pack_order) if pack_r else \
+            (_strides(rhs) if _storage_is(rhs.aval.element_type, acc) else None)
+        os_ = _row_major_strides(out_dims, tuple(range(len(out_dims)))) if temp_o else \
+            (_strides(out) if _storage_is(out.aval.element_type, acc) else None)
+        if ls is None or rs is None or os_ is None:
+            continue
+        plan = _dot_plan((ldims, rdims), ls, rs, os_, groups)
+        if plan is not None:
+            cost = pack_l * nb * m * k + pack_r * nb * k * n + temp_o * nb * m * n
+            choices.append((cost, len(choices), pack_l, pack_r, temp_o, plan))
+    _, _, pack_l, pack_r, temp_o, plan = min(choices)
+    return pack_l, pack_r, temp_o, plan, lhs_pack_order, rhs_pack_order
+
+
+def _library_dot(eq: Equation) -> LibraryCall | None:
+    """One BLAS product the program calls directly: float operands of the
+    accumulation type whose strides BLAS takes as they are, no loops."""
+    lhs, rhs = eq.inputs
+    (out,) = eq.outputs
+    acc = _acc_np(lhs.aval.element_type, out.aval.element_type)
+    _, _, nb, m, k, n = _dot_dims(eq)
+    if acc not in _DOT_ENTRY or nb * m * n == 0 or k == 0 or \
+            not all(isinstance(a, Var) for a in eq.inputs):
+        return None
+    pack_l, pack_r, temp_o, plan, _, _ = _dot_choice(eq, acc)
+    loops, (bm, bn, bk), (ars, acs), (brs, bcs), (crs, ccs) = plan
+    if pack_l or pack_r or temp_o or loops:
+        return None
+    return LibraryCall(blas_kernels.dot_blas_call, (
+        Buffer(0), 0, ars, acs, Buffer(1), 0, brs, bcs, Buffer(0, True), 0, crs, ccs,
+        bm, bn, bk, 0.0))
+
+
+def _lower_dot_general(ctx: LoweringContext, eq: Equation) -> None:
+    lhs, rhs = eq.inputs
+    (out,) = eq.outputs
+    lfree, rfree, nb, m, k, n = _dot_dims(eq)
     out_t = out.aval.element_type
     acc = _acc_np(lhs.aval.element_type, out_t)
     blas = acc.kind in "fc"
@@ -267,29 +326,7 @@ def _lower_dot_general(ctx: LoweringContext, eq: Equation) -> None:
         _lower_dot_loop(ctx, eq, lfree, rfree, acc, name)
         return
     out_dims = out.aval.dimensions
-    nbd, nm = len(lb), len(lfree)
-    groups = (list(zip(lb, rb, range(nbd))), list(zip(lfree, range(nbd, nbd + nm))),
-              list(zip(rfree, range(nbd + nm, len(out_dims)))), list(zip(lc, rc)))
-    lhs_pack_order, rhs_pack_order = lb + lfree + lc, rb + rc + rfree
-    # Each operand as it is when its buffer holds values of the accumulation type
-    # in a strided layout, else packed; the result into the output buffer, else
-    # through a row-major scratch buffer.  The cheapest such plan (fewest elements
-    # copied) that BLAS takes wins; packing all three always works.
-    choices = []
-    for pack_l, pack_r, temp_o in itertools.product((False, True), repeat=3):
-        ls = _row_major_strides(ldims, lhs_pack_order) if pack_l else \
-            (_strides(lhs) if _storage_is(lhs.aval.element_type, acc) else None)
-        rs = _row_major_strides(rdims, rhs_pack_order) if pack_r else \
-            (_strides(rhs) if _storage_is(rhs.aval.element_type, acc) else None)
-        os_ = _row_major_strides(out_dims, tuple(range(len(out_dims)))) if temp_o else \
-            (_strides(out) if _storage_is(out_t, acc) else None)
-        if ls is None or rs is None or os_ is None:
-            continue
-        plan = _dot_plan((ldims, rdims), ls, rs, os_, groups)
-        if plan is not None:
-            cost = pack_l * nb * m * k + pack_r * nb * k * n + temp_o * nb * m * n
-            choices.append((cost, len(choices), pack_l, pack_r, temp_o, plan))
-    _, _, pack_l, pack_r, temp_o, plan = min(choices)
+    pack_l, pack_r, temp_o, plan, lhs_pack_order, rhs_pack_order = _dot_choice(eq, acc)
     a = _pack(ctx, lhs, lhs_pack_order, acc) if pack_l else ctx.name(lhs)
     b = _pack(ctx, rhs, rhs_pack_order, acc) if pack_r else ctx.name(rhs)
     if temp_o:
@@ -375,80 +412,113 @@ def _folded(dims: list[int], strides: list[int]) -> int | None:
     return 1 if inner is None else inner
 
 
+class _ConvPlan:
+    """How a convolution maps onto :func:`compile.kernels.conv.conv_blas`: the
+    strides through which it reads the kernel, the input and the result where
+    their buffers serve as they are (None where one needs a packed copy or a
+    scratch result), and the geometry it takes."""
+
+    def __init__(self, eq: Equation):
+        lhs, rhs = eq.inputs
+        (out,) = eq.outputs
+        p = eq.params
+        self.lhs_spec, self.rhs_spec, self.out_spec = lhs_spec, rhs_spec, out_spec = \
+            p["dimension_numbers"]
+        fg, bg = p["feature_group_count"], p["batch_group_count"]
+        ld, rd, od = lhs.aval.dimensions, rhs.aval.dimensions, out.aval.dimensions
+        out_c, self.per_group_c = rd[rhs_spec[0]], rd[rhs_spec[1]]
+        taps = [rd[d] for d in rhs_spec[2:]]
+        self.groups = fg * bg
+        self.og = out_c // self.groups
+        self.kc = self.per_group_c * math.prod(taps)
+        self.acc = acc = _acc_np(lhs.aval.element_type, out.aval.element_type)
+        self.empty = out.aval.shape.size == 0 or self.kc == 0
+        # The kernel as matrices wk[tap * I + c, o] per group: read in the buffer itself
+        # when (taps..., I) fold into one stride (HWIO and the like), else packed into
+        # [group, tap * I + c, o].  ``kernel``: [group stride, row stride, column stride].
+        ks = _strides(rhs) if _storage_is(rhs.aval.element_type, acc) else None
+        rows = (*rhs_spec[2:], rhs_spec[1])
+        kfold = None if ks is None else _folded([rd[d] for d in rows], [ks[d] for d in rows])
+        self.kernel = None if kfold is None else [self.og * ks[rhs_spec[0]], kfold,
+                                                  ks[rhs_spec[0]]]
+        # The input read as x[N, spatial..., C] through its strides: the buffer itself
+        # when the features are its most minor dimension, else a row-major copy.
+        self.lhs_order = (lhs_spec[0], *lhs_spec[2:], lhs_spec[1])
+        xs = _strides(lhs) if _storage_is(lhs.aval.element_type, acc) else None
+        self.xs = xs if xs is not None and (xs[lhs_spec[1]] == 1 or ld[lhs_spec[1]] == 1) \
+            else None
+        # The result written as y[N / bg, spatial..., O] through its strides: the output
+        # buffer itself when BLAS can write its blocks of rows (features or positions
+        # at unit stride), else a row-major scratch buffer copied through the layout.
+        self.out_order = (out_spec[0], *out_spec[2:], out_spec[1])
+        ys = _strides(out) if _storage_is(out.aval.element_type, acc) else None
+        if ys is not None:
+            minor = [d for d in self.out_order[:-1] if od[d] != 1]
+            if not (ys[out_spec[1]] == 1 or od[out_spec[1]] == 1 or
+                    (minor and ys[minor[-1]] == 1) or acc.kind not in "fc"):
+                ys = None
+        self.ys = ys
+        ns = len(ld) - 2
+        self._head = [ld[lhs_spec[0]] // bg, bg, fg, self.per_group_c,
+                      max(1, _PATCH_BYTES // (max(self.kc, 1) * acc.itemsize)), ns]
+        for i in range(ns):
+            self._head += [ld[lhs_spec[2 + i]], od[out_spec[2 + i]], taps[i],
+                           p["window_strides"][i], p["padding"][i][0], p["lhs_dilation"][i],
+                           p["rhs_dilation"][i]]
+
+    def geometry(self, xs, ys, kernel) -> list[int]:
+        """conv_blas's geometry, with the strides of the buffers it gets."""
+        return self._head + [xs[d] for d in self.lhs_order] + [ys[d] for d in self.out_order] + \
+            kernel + [self.og]
+
+
 def _lower_conv(ctx: LoweringContext, eq: Equation) -> None:
     lhs, rhs = eq.inputs
     (out,) = eq.outputs
-    p = eq.params
-    lhs_spec, rhs_spec, out_spec = p["dimension_numbers"]
-    fg, bg = p["feature_group_count"], p["batch_group_count"]
-    ld, rd, od = lhs.aval.dimensions, rhs.aval.dimensions, out.aval.dimensions
-    ns = len(ld) - 2
-    out_c, per_group_c = rd[rhs_spec[0]], rd[rhs_spec[1]]
-    taps = [rd[d] for d in rhs_spec[2:]]
-    groups = fg * bg
-    og = out_c // groups
-    kc = per_group_c * math.prod(taps)
-    out_t = out.aval.element_type
-    acc = _acc_np(lhs.aval.element_type, out_t)
-    acc_t = _np_text(acc)
-    empty = out.aval.shape.size == 0 or kc == 0
-    name = ctx.alloc(out, zero=empty)
-    if empty:
+    plan = _ConvPlan(eq)
+    acc, acc_t = plan.acc, _np_text(plan.acc)
+    ld, od = lhs.aval.dimensions, out.aval.dimensions
+    name = ctx.alloc(out, zero=plan.empty)
+    if plan.empty:
         return
-    # The kernel as matrices wk[tap * I + c, o] per group: read in the buffer itself
-    # when (taps..., I) fold into one stride (HWIO and the like), else packed into
-    # [group, tap * I + c, o].  ``kernel``: [group stride, row stride, column stride].
-    ks = _strides(rhs) if _storage_is(rhs.aval.element_type, acc) else None
-    rows = (*rhs_spec[2:], rhs_spec[1])
-    kfold = None if ks is None else _folded([rd[d] for d in rows], [ks[d] for d in rows])
-    if kfold is not None:
-        wk = ctx.name(rhs)
-        kernel = [og * ks[rhs_spec[0]], kfold, ks[rhs_spec[0]]]
+    if plan.kernel is not None:
+        wk, kernel = ctx.name(rhs), plan.kernel
     else:
         wk = ctx.fresh("wk")
-        _pack_kernel(ctx, rhs, rhs_spec, wk, groups, kc, og, per_group_c, acc_t)
-        kernel = [kc * og, og, 1]
-
-    # The input read as x[N, spatial..., C] through its strides: the buffer itself when
-    # the features are its most minor dimension, else a row-major copy.
-    lhs_order = (lhs_spec[0], *lhs_spec[2:], lhs_spec[1])
-    xs = _strides(lhs) if _storage_is(lhs.aval.element_type, acc) else None
-    if xs is not None and (xs[lhs_spec[1]] == 1 or ld[lhs_spec[1]] == 1):
-        x = ctx.name(lhs)
+        _pack_kernel(ctx, rhs, plan.rhs_spec, wk, plan.groups, plan.kc, plan.og,
+                     plan.per_group_c, acc_t)
+        kernel = [plan.kc * plan.og, plan.og, 1]
+    if plan.xs is not None:
+        x, xs = ctx.name(lhs), plan.xs
     else:
         x = ctx.fresh("xc")
         ctx.emit(f"{x} = empty_buf({math.prod(ld)}, {acc_t})")
         with ctx.loops(lhs.aval.shape) as idx:
-            ctx.emit(f"{x}[{_flat(idx, ld, lhs_order)}] = {acc_t}({ctx.read(lhs, idx)})")
-        xs = _row_major_strides(ld, lhs_order)
-    # The result written as y[N / bg, spatial..., O] through its strides: the output
-    # buffer itself when BLAS can write its blocks of rows (features or positions
-    # at unit stride), else a row-major scratch buffer copied through the layout.
-    out_order = (out_spec[0], *out_spec[2:], out_spec[1])
-    ys = _strides(out) if _storage_is(out_t, acc) else None
-    if ys is not None:
-        minor = [d for d in out_order[:-1] if od[d] != 1]
-        if not (ys[out_spec[1]] == 1 or od[out_spec[1]] == 1 or (minor and ys[minor[-1]] == 1)
-                or acc.kind not in "fc"):
-            ys = None
-    direct = ys is not None
-    if direct:
-        y = name
+            ctx.emit(f"{x}[{_flat(idx, ld, plan.lhs_order)}] = {acc_t}({ctx.read(lhs, idx)})")
+        xs = _row_major_strides(ld, plan.lhs_order)
+    if plan.ys is not None:
+        y, ys = name, plan.ys
     else:
         y = ctx.fresh("yc")
         ctx.emit(f"{y} = empty_buf({math.prod(od)}, {acc_t})")
-        ys = _row_major_strides(od, out_order)
-    geometry = [ld[lhs_spec[0]] // bg, bg, fg, per_group_c,
-                max(1, _PATCH_BYTES // (kc * acc.itemsize)), ns]
-    for i in range(ns):
-        geometry += [ld[lhs_spec[2 + i]], od[out_spec[2 + i]], taps[i], p["window_strides"][i],
-                     p["padding"][i][0], p["lhs_dilation"][i], p["rhs_dilation"][i]]
-    geometry += [xs[d] for d in lhs_order] + [ys[d] for d in out_order] + kernel + [og]
+        ys = _row_major_strides(od, plan.out_order)
     helper = _CONV_ENTRY.get(acc, "conv_loop")
-    ctx.emit(f"{helper}({x}, {wk}, {y}, np.array({geometry}, np.int64))")
-    if not direct:
+    ctx.emit(f"{helper}({x}, {wk}, {y}, np.array({plan.geometry(xs, ys, kernel)}, np.int64))")
+    if plan.ys is None:
         with ctx.loops(out.aval.shape) as idx:
-            ctx.write(out, idx, _cast(f"{y}[{_flat(idx, od, out_order)}]", out_t))
+            ctx.write(out, idx, _cast(f"{y}[{_flat(idx, od, plan.out_order)}]",
+                                      out.aval.element_type))
+
+
+def _library_conv(eq: Equation) -> LibraryCall | None:
+    """conv_blas called by the program when no operand needs packing."""
+    if not all(isinstance(a, Var) for a in eq.inputs):
+        return None
+    plan = _ConvPlan(eq)
+    if plan.empty or plan.acc not in _CONV_ENTRY or None in (plan.kernel, plan.xs, plan.ys):
+        return None
+    geometry = np.array(plan.geometry(plan.xs, plan.ys, plan.kernel), np.int64)
+    return LibraryCall.buffers_then(conv_kernels.conv_blas_call, eq, geometry)
 
 
 def _pack_kernel(ctx: LoweringContext, rhs, rhs_spec, wk: str, groups: int, kc: int, og: int,
@@ -465,3 +535,5 @@ def _pack_kernel(ctx: LoweringContext, rhs, rhs_spec, wk: str, groups: int, kc: 
 
 lowerings[dot_conv.dot_general_p] = _lower_dot_general
 lowerings[dot_conv.conv_general_dilated_p] = _lower_conv
+library_rules[dot_conv.dot_general_p] = _library_dot
+library_rules[dot_conv.conv_general_dilated_p] = _library_conv

@@ -17,7 +17,7 @@ import pytest
 import primitives.numpy as xnp
 from autodiff import value_and_grad
 from compile import jit
-from compile.kernel import compile_counts
+from compile.kernel import Kernel, compile_counts
 
 REPO = Path(__file__).resolve().parents[2]
 rng = np.random.default_rng(21)
@@ -65,7 +65,11 @@ def test_identical_layers_compile_once_and_a_second_model_compiles_nothing(fresh
     assert 1 <= n_deep <= 3            # one kernel per distinct cluster, not per layer
     program = jit(mlp, tiered=False).lower(deep, x).compile()
     calls = program.program.calls
-    assert len(calls) >= 12 and len({id(c.kernel) for c in calls}) == n_deep
+    generated = {id(c.kernel) for c in calls if isinstance(c.kernel, Kernel)}
+    # every layer's bias and tanh in one generated kernel; the products call
+    # the pre-compiled BLAS kernel (compiled too, the first time on a machine)
+    assert len(calls) >= 24 and len(generated) == 1
+    assert n_deep - len(generated) in (0, 1)
 
     def other_model(params, x, y):  # another graph, made of the layers seen above
         return mlp(params[:3], x), mlp(params[3:], y)
@@ -85,7 +89,7 @@ def test_the_gradient_of_a_deep_model_compiles_like_a_shallow_one(fresh_cache):
     n_shallow, _ = compiled_by(value_and_grad(loss), params_of(2), x)
     n_deep, (value, grads) = compiled_by(value_and_grad(loss), params_of(10), x)
     assert n_deep <= 2                 # the first and last layers' kernels differ a little
-    assert n_shallow >= 4
+    assert n_shallow >= 3
     eps = 1e-2                         # one gradient entry against a central difference
     params = params_of(10)
     value, grads = jit(value_and_grad(loss), tiered=False)(params, x)
