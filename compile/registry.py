@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["layout_rules", "fused_reads", "fusion_consumers", "cheap_producers",
            "rereading_consumers", "bitcasts", "lowerings", "dynamic_lowerings", "scalar_exprs",
            "vector_math", "library_rules", "library_call", "LibraryCall", "Buffer",
+           "LIBRARY_MAX_ELEMENTS",
            "Lowering", "ScalarExpr", "FusedRead", "LayoutRule"]
 
 # -- layout assignment -------------------------------------------------------------------
@@ -78,6 +79,13 @@ class LibraryCall(NamedTuple):
         return cls(function, (*(Buffer(i) for i in range(len(eq.inputs))),
                               *(Buffer(i, True) for i in range(len(eq.outputs))), *constants))
 
+
+# Library kernels whose loops are generic (batch norms, windows) serve operands
+# of at most this many elements: there a run takes microseconds and the compile
+# it saves (0.2-0.5 s) is what the user waits for.  Larger ones get generated
+# loops specialised to their shape (measured on the CNN forward benchmark, 1M
+# elements: the generic max pool and batch norm took 7 ms more per call).
+LIBRARY_MAX_ELEMENTS = 1 << 16
 
 # an equation's library call, or None where its operands' types or layouts
 # need generated code; an equation with one never has producers fused into it

@@ -36,39 +36,49 @@ _OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
 @njit(**_OPTIONS)
 def reduce_window_monoid(x, out, geometry, monoid, identity):
     """``out[o] = identity (op) x[window of o]...`` for ``monoid`` MAX, MIN
-    (NaN-propagating) or SUM, the window walked with dimension 3 innermost."""
+    (NaN-propagating) or SUM, the window walked with dimension 3 innermost.
+    The geometry is read into locals first: a store into ``out`` could
+    otherwise alias it, and every loop would reload it."""
     g = geometry.reshape((WINDOW_RANK, REDUCE_WINDOW_FIELDS))
+    n0, n1, n2, n3 = g[0, 0], g[1, 0], g[2, 0], g[3, 0]
+    b0, b1, b2, b3 = g[0, 1], g[1, 1], g[2, 1], g[3, 1]
+    w0, w1, w2, w3 = g[0, 2], g[1, 2], g[2, 2], g[3, 2]
+    s0, s1, s2, s3 = g[0, 3], g[1, 3], g[2, 3], g[3, 3]
+    d0, d1, d2, d3 = g[0, 4], g[1, 4], g[2, 4], g[3, 4]
+    p0, p1, p2, p3 = g[0, 5], g[1, 5], g[2, 5], g[3, 5]
+    x0, x1, x2, x3 = g[0, 6], g[1, 6], g[2, 6], g[3, 6]
+    y0, y1, y2, y3 = g[0, 7], g[1, 7], g[2, 7], g[3, 7]
     init = out.dtype.type(identity)
-    for o0 in range(g[0, 0]):
-        for o1 in range(g[1, 0]):
-            for o2 in range(g[2, 0]):
-                for o3 in range(g[3, 0]):
+    for o0 in range(n0):
+        for o1 in range(n1):
+            for o2 in range(n2):
+                for o3 in range(n3):
                     acc = init
-                    for k0 in range(g[0, 2]):
-                        c0 = o0 * g[0, 3] + k0 * g[0, 4] - g[0, 5]
-                        if c0 < 0 or c0 >= g[0, 1]:
+                    for k0 in range(w0):
+                        c0 = o0 * s0 + k0 * d0 - p0
+                        if c0 < 0 or c0 >= b0:
                             continue
-                        for k1 in range(g[1, 2]):
-                            c1 = o1 * g[1, 3] + k1 * g[1, 4] - g[1, 5]
-                            if c1 < 0 or c1 >= g[1, 1]:
+                        for k1 in range(w1):
+                            c1 = o1 * s1 + k1 * d1 - p1
+                            if c1 < 0 or c1 >= b1:
                                 continue
-                            for k2 in range(g[2, 2]):
-                                c2 = o2 * g[2, 3] + k2 * g[2, 4] - g[2, 5]
-                                if c2 < 0 or c2 >= g[2, 1]:
+                            for k2 in range(w2):
+                                c2 = o2 * s2 + k2 * d2 - p2
+                                if c2 < 0 or c2 >= b2:
                                     continue
-                                row = c0 * g[0, 6] + c1 * g[1, 6] + c2 * g[2, 6]
-                                for k3 in range(g[3, 2]):
-                                    c3 = o3 * g[3, 3] + k3 * g[3, 4] - g[3, 5]
-                                    if c3 < 0 or c3 >= g[3, 1]:
+                                row = c0 * x0 + c1 * x1 + c2 * x2
+                                for k3 in range(w3):
+                                    c3 = o3 * s3 + k3 * d3 - p3
+                                    if c3 < 0 or c3 >= b3:
                                         continue
-                                    v = x[row + c3 * g[3, 6]]
+                                    v = x[row + c3 * x3]
                                     if monoid == MAX:
                                         acc = nan_max(acc, v)
                                     elif monoid == MIN:
                                         acc = nan_min(acc, v)
                                     else:
                                         acc = acc + v
-                    out[o0 * g[0, 7] + o1 * g[1, 7] + o2 * g[2, 7] + o3 * g[3, 7]] = acc
+                    out[o0 * y0 + o1 * y1 + o2 * y2 + o3 * y3] = acc
 
 
 @njit(**_OPTIONS)

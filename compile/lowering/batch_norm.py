@@ -4,8 +4,9 @@ The reference's formulas, term by term in the compute type (f32 for f16,
 bf16 and f32; f64 for f64), so each element is rounded as the reference
 rounds it.  Per-feature sums are accumulated in f64 (the reference's NumPy
 sums are pairwise or naive f32 sums, whichever the layout gives; f64 stays
-within their rounding).  Where the operand, its results (and ``dy``) share one dense layout and
-the type is f32 or f64, a program calls :mod:`compile.kernels.norm`
+within their rounding).  Where the operand, its results (and ``dy``) share one dense layout, the
+type is f32 or f64 and the operand small (``LIBRARY_MAX_ELEMENTS``), a
+program calls :mod:`compile.kernels.norm`
 instead (:data:`~compile.registry.library_rules`), which computes the same
 terms in the same order with the geometry passed at run time.  Elsewhere
 each pass walks the operand in its physical order
@@ -33,7 +34,7 @@ from tracer.shapes import PrimitiveType
 from ..codegen import LoweringContext, literal_text
 from ..kernels import norm
 from ..layout_index import dense_strides, loop_order
-from ..registry import LibraryCall, library_rules, lowerings
+from ..registry import LIBRARY_MAX_ELEMENTS, LibraryCall, library_rules, lowerings
 
 __all__: list[str] = []
 
@@ -234,11 +235,13 @@ lowerings[batch_norm.batch_norm_grad_p] = _lower_grad
 def _geometry(eq: Equation, like: tuple) -> tuple[int, int, int] | None:
     """``(outer, features, inner)`` of the operand seen as ``x[outer, features,
     inner]`` when every value of ``like`` (operand positions, then result
-    positions past the operands) is an f32/f64 array in one dense layout."""
+    positions past the operands) is an f32/f64 array in one dense layout,
+    of at most ``LIBRARY_MAX_ELEMENTS``."""
     atoms = [eq.inputs[i] if i < len(eq.inputs) else eq.outputs[i - len(eq.inputs)]
              for i in like]
     x = atoms[0]
     if x.aval.element_type not in (PrimitiveType.F32, PrimitiveType.F64) or \
+            x.aval.shape.size > LIBRARY_MAX_ELEMENTS or \
             not all(isinstance(a, Var) for a in eq.inputs) or \
             any(a.aval.shape.layout != x.aval.shape.layout for a in atoms) or \
             dense_strides(x.aval.shape) is None or \

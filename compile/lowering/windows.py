@@ -22,8 +22,8 @@ pick while ``select(current, candidate)`` holds, then applies
 into an f32 scratch for 16-bit floats).  A window of padding only selects
 nothing.
 
-The shortcuts and ``select_and_scatter_add`` of f32/f64 arrays of up to
-four dimensions in dense layouts, without base dilation, are library calls
+The shortcuts and ``select_and_scatter_add`` of small f32/f64 arrays of up
+to four dimensions in dense layouts, without base dilation, are library calls
 of :mod:`compile.kernels.windows` instead: the same loops with the geometry
 passed at run time.
 """
@@ -42,7 +42,8 @@ from tracer.shapes import PrimitiveType as PT, Shape
 from ..codegen import LoweringContext
 from ..kernels import windows as library
 from ..layout_index import dense_strides, loop_order
-from ..registry import LibraryCall, fusion_consumers, library_rules, lowerings, rereading_consumers
+from ..registry import (LIBRARY_MAX_ELEMENTS, LibraryCall, fusion_consumers, library_rules,
+                        lowerings, rereading_consumers)
 from .reductions import (HALF_TYPES, cast, identity_text, loops_in_order, monoid_text,
                          read_scalar, scratch_buffer)
 
@@ -277,9 +278,11 @@ _LIBRARY_TYPES = (PT.F32, PT.F64)
 
 def _library_window(eq: Equation, atoms) -> dict | None:
     """The window parameters when ``atoms`` are f32/f64 arrays of at most four
-    dimensions in dense layouts and nothing is base-dilated; else None."""
+    dimensions and ``LIBRARY_MAX_ELEMENTS`` in dense layouts and nothing is
+    base-dilated; else None."""
     rank = atoms[0].aval.ndim
     if rank > library.WINDOW_RANK or atoms[0].aval.element_type not in _LIBRARY_TYPES or \
+            max(a.aval.shape.size for a in atoms) > LIBRARY_MAX_ELEMENTS or \
             not all(isinstance(a, Var) and dense_strides(a.aval.shape) is not None
                     for a in atoms):
         return None
