@@ -25,7 +25,7 @@ from primitives import dot_conv
 from tracer.graph import Equation, Graph, Var
 
 from .fusion import fusion_roots
-from .registry import LibraryCall, bitcasts, library_call
+from .registry import LibraryCalls, bitcasts, library_call
 
 __all__ = ["Cluster", "Alias", "Call", "form_clusters", "clusterable"]
 
@@ -57,9 +57,9 @@ class Alias:
 
 @dataclass(frozen=True, eq=False)
 class Call:
-    """``root`` run by calling a library kernel (no generated code)."""
+    """``root`` run by calling library kernels (no generated code)."""
     root: Equation
-    call: LibraryCall
+    calls: LibraryCalls
 
     @property
     def inputs(self) -> tuple[Var, ...]:

@@ -31,7 +31,7 @@ from .fusion import plan_fusion
 from .generate import GeneratedCode, generate_source
 from .kernel import (Kernel, LibraryKernel, argument_types, kernel_buffer, kernel_for,
                      storage_dtype)
-from .registry import Buffer
+from .registry import Buffer, Scratch
 
 __all__ = ["GraphProgram", "ClusterProgram", "KernelCall"]
 
@@ -179,28 +179,37 @@ class ClusterProgram:
         return f"{names}: small ops, one kernel"
 
     def _library_step(self, k: int, step: Call) -> list[str]:
-        """The program's lines running ``step`` (step ``k``): a call of its
-        library kernel with buffers and run-time constants."""
-        function, arguments = step.call
-        kernel = _library_kernel(function)
-        name = f"k{k}"
-        self._namespace[name] = function
+        """The program's lines running ``step`` (step ``k``): calls of library
+        kernels with buffers, scratch buffers and run-time constants."""
         lines = [self._plan.place(out, k) for out in step.outputs]
-        args, types = [], []
-        for j, argument in enumerate(arguments):
-            if isinstance(argument, Buffer):
-                var = (step.outputs if argument.result else step.inputs)[argument.index]
-                args.append(self._plan.name[var])
-                types += argument_types([var.aval.shape])
-            else:
-                self._namespace[f"{name}c{j}"] = argument
-                args.append(f"{name}c{j}")
-                types.append(typeof(argument))
+        lines = [line for line in lines if line]
+        scratch: dict[int, str] = {}
+        for i, (function, arguments) in enumerate(step.calls):
+            kernel = _library_kernel(function)
+            name = f"k{k}_{i}"
+            self._namespace[name] = function
+            args, types = [], []
+            for j, argument in enumerate(arguments):
+                if isinstance(argument, Buffer):
+                    var = (step.outputs if argument.result else step.inputs)[argument.index]
+                    args.append(self._plan.name[var])
+                    types += argument_types([var.aval.shape])
+                elif isinstance(argument, Scratch):
+                    dtype = np.dtype(argument.dtype)
+                    if argument.index not in scratch:
+                        scratch[argument.index] = self._plan.scratch(
+                            k, argument.size * dtype.itemsize, dtype)
+                    args.append(scratch[argument.index])
+                    types.append(typeof(np.empty(0, dtype)))
+                else:
+                    self._namespace[f"{name}c{j}"] = argument
+                    args.append(f"{name}c{j}")
+                    types.append(typeof(argument))
+            self.calls.append(KernelCall(kernel, tuple(types)))
+            lines.append(f"{name}({', '.join(args)})  # {equation_text(step.root, self._names)}: "
+                         f"{kernel.module.__name__}.{kernel.function}")
         self._plan.release(k)
-        self.calls.append(KernelCall(kernel, tuple(types)))
-        return [line for line in lines if line] + [
-            f"{name}({', '.join(args)})  # {equation_text(step.root, self._names)}: "
-            f"{kernel.module.__name__}.{kernel.function}"]
+        return lines
 
     def _kernel_step(self, k: int, cluster: Graph, out_shapes: list[Shape], outputs, comment: str
                      ) -> list[str]:
@@ -340,11 +349,11 @@ class _BufferPlan:
             self._dying.setdefault(step, []).append(var)
         return ""
 
-    def scratch(self, step: int, nbytes: int) -> str:
-        """A kernel's own scratch space, for this step only."""
+    def scratch(self, step: int, nbytes: int, dtype: np.dtype = np.dtype(np.uint8)) -> str:
+        """A kernel's own scratch space (of ``dtype``), for this step only."""
         start = self._take(nbytes)
         self._scratch.append((start, nbytes))
-        self.views.append((start, nbytes, np.dtype(np.uint8)))
+        self.views.append((start, nbytes, dtype))
         return f"w[{len(self.views) - 1}]"
 
     def release(self, step: int) -> None:

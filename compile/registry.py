@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = ["layout_rules", "fused_reads", "fusion_consumers", "cheap_producers",
            "rereading_consumers", "bitcasts", "lowerings", "dynamic_lowerings", "scalar_exprs",
-           "vector_math", "library_rules", "library_call", "LibraryCall", "Buffer",
+           "vector_math", "library_rules", "library_call", "LibraryCall", "LibraryCalls", "Buffer",
+           "Scratch",
            "LIBRARY_MAX_ELEMENTS",
            "Lowering", "ScalarExpr", "FusedRead", "LayoutRule"]
 
@@ -65,11 +66,20 @@ class Buffer(NamedTuple):
     result: bool = False
 
 
+class Scratch(NamedTuple):
+    """An argument of a library call: a temporary buffer of ``size`` elements
+    of ``dtype`` (a NumPy type name), shared by the calls of one equation
+    that name the same ``index`` (one packs an operand, the next reads it)."""
+    index: int
+    size: int
+    dtype: str
+
+
 class LibraryCall(NamedTuple):
     """How a program runs an equation without generated code: ``function`` (a
     ``cache=True`` Numba function of ``compile/kernels``) called with
-    ``arguments``: :class:`Buffer`\\ s, and run-time constants (sizes,
-    strides, parameters: ints, floats, int64 arrays)."""
+    ``arguments``: :class:`Buffer`\\ s, :class:`Scratch` buffers and run-time
+    constants (sizes, strides, parameters: ints, floats, int64 arrays)."""
     function: Any
     arguments: tuple
 
@@ -89,13 +99,16 @@ LIBRARY_MAX_ELEMENTS = 1 << 16
 
 # an equation's library call, or None where its operands' types or layouts
 # need generated code; an equation with one never has producers fused into it
-library_rules: dict[Primitive, Callable[["Equation"], Optional[LibraryCall]]] = {}
+# (or the calls, in order, when it takes several: packing, then computing)
+LibraryCalls = tuple[LibraryCall, ...]
+library_rules: dict[Primitive, Callable[["Equation"], Optional[LibraryCall | LibraryCalls]]] = {}
 
 
-def library_call(eq: "Equation") -> Optional[LibraryCall]:
-    """``eq``'s library call (:data:`library_rules`), if it has one."""
+def library_call(eq: "Equation") -> Optional[LibraryCalls]:
+    """``eq``'s library calls (:data:`library_rules`), if it has them."""
     rule = library_rules.get(eq.primitive)
-    return rule(eq) if rule is not None else None
+    calls = rule(eq) if rule is not None else None
+    return (calls,) if isinstance(calls, LibraryCall) else calls
 
 
 # -- code generation -------------------------------------------------------------------------

@@ -56,21 +56,24 @@ def batch_norm_training_f32(x, scale, offset, y, mean, variance, outer, features
     feature's first element, 0 if not finite); the variance is taken about
     the rounded mean, as the reference takes it."""
     shift = np.zeros(features, np.float64)
-    s1 = np.zeros(features, np.float64)
-    s2 = np.zeros(features, np.float64)
+    s1 = np.empty(features, np.float64)
+    s2 = np.empty(features, np.float64)
     count = outer * inner
     if count:
         for f in range(features):
             v = np.float64(x[f * inner])
             if np.isfinite(v):
                 shift[f] = v
-    for o in range(outer):
-        for f in range(features):
+    for f in range(features):  # each feature's sums in registers, in physical order
+        x0, a, b = shift[f], 0.0, 0.0
+        for o in range(outer):
             base = (o * features + f) * inner
             for i in range(base, base + inner):
-                d = np.float64(x[i]) - shift[f]
-                s1[f] += d
-                s2[f] += d * d
+                d = np.float64(x[i]) - x0
+                a += d
+                b += d * d
+        s1[f] = a
+        s2[f] = b
     n = np.float64(count)
     for f in range(features):
         dm = s1[f] / n
@@ -87,24 +90,21 @@ def batch_norm_training_f32(x, scale, offset, y, mean, variance, outer, features
 @njit(**_OPTIONS)
 def batch_norm_training_f64(x, scale, offset, y, mean, variance, outer, features, inner, eps):
     """f64: sum ``x`` (the mean), then ``(x - mean)^2`` (the biased variance)."""
-    s1 = np.zeros(features, np.float64)
-    s2 = np.zeros(features, np.float64)
-    for o in range(outer):
-        for f in range(features):
-            base = (o * features + f) * inner
-            for i in range(base, base + inner):
-                s1[f] += x[i]
     n = np.float64(outer * inner)
-    for f in range(features):
-        mean[f] = s1[f] / n
-    for o in range(outer):
-        for f in range(features):
+    for f in range(features):  # each feature's sums in registers, in physical order
+        a = 0.0
+        for o in range(outer):
             base = (o * features + f) * inner
             for i in range(base, base + inner):
-                d = x[i] - mean[f]
-                s2[f] += d * d
-    for f in range(features):
-        variance[f] = s2[f] / n
+                a += x[i]
+        mean[f] = a / n
+        m, b = mean[f], 0.0
+        for o in range(outer):
+            base = (o * features + f) * inner
+            for i in range(base, base + inner):
+                d = x[i] - m
+                b += d * d
+        variance[f] = b / n
     _normalize(x, scale, offset, mean, _sd(variance, eps), y, outer, features, inner)
 
 
@@ -125,19 +125,23 @@ def batch_norm_grad(x, scale, mean, variance, dy, dx, dscale, doffset, outer, fe
     for f in range(features):
         var_eps[f] = variance[f] + e
     sd = np.sqrt(var_eps)
-    s_dy = np.zeros(features, np.float64)
-    s_dyc = np.zeros(features, np.float64)
-    s_dys = np.zeros(features, np.float64)
-    for o in range(outer):
-        for f in range(features):
+    s_dy = np.empty(features, np.float64)
+    s_dyc = np.empty(features, np.float64)
+    s_dys = np.empty(features, np.float64)
+    for f in range(features):  # each feature's sums in registers, in physical order
+        m, d = mean[f], sd[f]
+        a, b, c = 0.0, 0.0, 0.0
+        for o in range(outer):
             base = (o * features + f) * inner
-            m, d = mean[f], sd[f]
             for i in range(base, base + inner):
                 g = dy[i]
                 p = g * (x[i] - m)
-                s_dy[f] += g
-                s_dyc[f] += p
-                s_dys[f] += p / d
+                a += g
+                b += p
+                c += p / d
+        s_dy[f] = a
+        s_dyc[f] = b
+        s_dys[f] = c
     n = work(outer * inner)
     c = np.empty_like(variance)
     dm = np.empty_like(variance)
@@ -146,12 +150,19 @@ def batch_norm_grad(x, scale, mean, variance, dy, dx, dscale, doffset, outer, fe
         c[f] = work(s_dyc[f]) / n / var_eps[f]
         dm[f] = work(s_dy[f]) / n
         k[f] = scale[f] / sd[f]
-    for o in range(outer):
-        for f in range(features):
-            base = (o * features + f) * inner
-            kf, df, cf, m = k[f], dm[f], c[f], mean[f]
-            for i in range(base, base + inner):
-                dx[i] = kf * (dy[i] - df - cf * (x[i] - m))
+    if inner == 1:  # features minor (channels last): the feature loop vectorises
+        for o in range(outer):
+            base = o * features
+            for f in range(features):
+                i = base + f
+                dx[i] = k[f] * (dy[i] - dm[f] - c[f] * (x[i] - mean[f]))
+    else:
+        for o in range(outer):
+            for f in range(features):
+                base = (o * features + f) * inner
+                kf, df, cf, m = k[f], dm[f], c[f], mean[f]
+                for i in range(base, base + inner):
+                    dx[i] = kf * (dy[i] - df - cf * (x[i] - m))
     for f in range(features):
         dscale[f] = s_dys[f]
         doffset[f] = s_dy[f]

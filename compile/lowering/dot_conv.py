@@ -58,7 +58,11 @@ from tracer.shapes import PrimitiveType
 from ..codegen import LoweringContext, dtype_name
 from ..kernels import blas as blas_kernels
 from ..kernels import conv as conv_kernels
-from ..registry import Buffer, LibraryCall, library_rules, lowerings
+from ..kernels import copy as copy_kernels
+from ..kernels.copy import copy_geometry
+from ..layout_index import dense_strides
+from ..registry import (LIBRARY_MAX_ELEMENTS, Buffer, LibraryCall, LibraryCalls, Scratch,
+                        library_rules, lowerings)
 
 __all__: list[str] = []
 
@@ -510,15 +514,69 @@ def _lower_conv(ctx: LoweringContext, eq: Equation) -> None:
                                       out.aval.element_type))
 
 
-def _library_conv(eq: Equation) -> LibraryCall | None:
-    """conv_blas called by the program when no operand needs packing."""
+def _library_conv(eq: Equation) -> LibraryCalls | None:
+    """conv_blas called by the program, after strided copies of the operands
+    that need packing (a kernel not in (taps..., I, O) order, an input whose
+    features are not minor) and followed by one of a result written through
+    a scratch buffer — where the buffers hold the accumulation type in dense
+    layouts and what is copied is small (``LIBRARY_MAX_ELEMENTS``)."""
+    lhs, rhs = eq.inputs
+    (out,) = eq.outputs
     if not all(isinstance(a, Var) for a in eq.inputs):
         return None
     plan = _ConvPlan(eq)
-    if plan.empty or plan.acc not in _CONV_ENTRY or None in (plan.kernel, plan.xs, plan.ys):
+    acc = plan.acc
+    if plan.empty or acc not in _CONV_ENTRY or \
+            not all(_storage_is(a.aval.element_type, acc) for a in (lhs, rhs, out)):
         return None
-    geometry = np.array(plan.geometry(plan.xs, plan.ys, plan.kernel), np.int64)
-    return LibraryCall.buffers_then(conv_kernels.conv_blas_call, eq, geometry)
+    ld, rd, od = lhs.aval.dimensions, rhs.aval.dimensions, out.aval.dimensions
+    calls = []
+
+    def copied(atom, dims, dst_strides, scratch: int, into: bool = False):
+        """The strided copy of ``atom`` into scratch ``scratch`` (from it, ``into``)."""
+        strides = dense_strides(atom.aval.shape)
+        if strides is None or atom.aval.shape.size > LIBRARY_MAX_ELEMENTS:
+            return None
+        buffer = Scratch(scratch, math.prod(dims), acc.name)
+        geometry = copy_geometry(dims, dst_strides, strides) if into else \
+            copy_geometry(dims, strides, dst_strides)
+        if geometry is None:
+            return None
+        ends = (buffer, Buffer(0, True)) if into else (Buffer(eq.inputs.index(atom)), buffer)
+        return LibraryCall(copy_kernels.strided_copy, (*ends, geometry)), buffer
+
+    if plan.kernel is not None:
+        wk, kernel = Buffer(1), plan.kernel
+    else:
+        packed = plan.groups == 1 and copied(
+            rhs, rd, _row_major_strides(rd, (*plan.rhs_spec[2:], plan.rhs_spec[1],
+                                             plan.rhs_spec[0])), 0)
+        if not packed:
+            return None
+        calls.append(packed[0])
+        wk, kernel = packed[1], [plan.kc * plan.og, plan.og, 1]
+    if plan.xs is not None:
+        x, xs = Buffer(0), plan.xs
+    else:
+        xs = _row_major_strides(ld, plan.lhs_order)
+        packed = copied(lhs, ld, xs, 1)
+        if not packed:
+            return None
+        calls.append(packed[0])
+        x = packed[1]
+    if plan.ys is not None:
+        y, ys, back = Buffer(0, True), plan.ys, None
+    else:
+        ys = _row_major_strides(od, plan.out_order)
+        back = copied(out, od, ys, 2, into=True)
+        if not back:
+            return None
+        y = back[1]
+    geometry = np.array(plan.geometry(xs, ys, kernel), np.int64)
+    calls.append(LibraryCall(conv_kernels.conv_blas_call, (x, wk, y, geometry)))
+    if back:
+        calls.append(back[0])
+    return tuple(calls)
 
 
 def _pack_kernel(ctx: LoweringContext, rhs, rhs_spec, wk: str, groups: int, kc: int, og: int,

@@ -21,9 +21,11 @@ from tracer.graph import Equation, Literal, Var
 from tracer.shapes import PrimitiveType, Shape
 
 from ..codegen import LoweringContext, dtype_name, literal_text
+from ..kernels import copy as copy_kernels
 from ..layout_assignment import transpose_layout
-from ..layout_index import linear_index_expr, loop_order
-from ..registry import bitcasts, cheap_producers, fused_reads, layout_rules, lowerings
+from ..layout_index import dense_strides, linear_index_expr, loop_order
+from ..registry import (LIBRARY_MAX_ELEMENTS, LibraryCall, bitcasts, cheap_producers, fused_reads,
+                        layout_rules, library_rules, lowerings)
 
 __all__ = ["box_loops", "remap_loops", "alloc", "copy_value", "index_as_int64", "affine",
            "zero_word", "lower_set_dimension_size",
@@ -467,6 +469,37 @@ fused_reads.update({
     shape_ops.broadcast_in_dim_p: _fused_broadcast_in_dim,
     shape_ops.iota_p: _fused_iota,
 })
+
+
+# -- library calls: small copies through the pre-compiled strided copy --------------------------
+
+def _library_copy(eq: Equation, source_dim: Sequence[int], reversed_dims=frozenset()
+                  ) -> LibraryCall | None:
+    """``out[i] = x[j]`` where result dimension ``d`` walks operand dimension
+    ``source_dim[d]`` (backwards for ``reversed_dims``), for dense buffers of
+    at most ``LIBRARY_MAX_ELEMENTS``."""
+    (x,), (out,) = eq.inputs, eq.outputs
+    xs, os_ = (dense_strides(a.aval.shape) if isinstance(a, Var) else None for a in (x, out))
+    if xs is None or os_ is None or out.aval.shape.size > LIBRARY_MAX_ELEMENTS:
+        return None
+    dims = out.aval.dimensions
+    src = [-xs[source_dim[d]] if d in reversed_dims else xs[source_dim[d]]
+           for d in range(len(dims))]
+    offset = sum((dims[d] - 1) * xs[source_dim[d]] for d in reversed_dims)
+    geometry = copy_kernels.copy_geometry(dims, src, os_, offset)
+    return None if geometry is None else \
+        LibraryCall.buffers_then(copy_kernels.strided_copy, eq, geometry)
+
+
+def _library_transpose(eq: Equation) -> LibraryCall | None:
+    return None if _transpose_is_bitcast(eq) else _library_copy(eq, eq.params["permutation"])
+
+
+def _library_rev(eq: Equation) -> LibraryCall | None:
+    return _library_copy(eq, range(eq.outputs[0].aval.ndim), frozenset(eq.params["dimensions"]))
+
+
+library_rules.update({shape_ops.transpose_p: _library_transpose, shape_ops.rev_p: _library_rev})
 layout_rules[shape_ops.transpose_p] = transpose_layout
 cheap_producers.update({shape_ops.broadcast_p, shape_ops.broadcast_in_dim_p, shape_ops.iota_p})
 bitcasts.update({shape_ops.reshape_p: _reshape_is_bitcast, shape_ops.collapse_p: _reshape_is_bitcast,

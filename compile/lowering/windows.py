@@ -21,29 +21,19 @@ pick while ``select(current, candidate)`` holds, then applies
 (``select_and_scatter_add``, commutative, in the source's physical order,
 into an f32 scratch for 16-bit floats).  A window of padding only selects
 nothing.
-
-The shortcuts and ``select_and_scatter_add`` of small f32/f64 arrays of up
-to four dimensions in dense layouts, without base dilation, are library calls
-of :mod:`compile.kernels.windows` instead: the same loops with the geometry
-passed at run time.
 """
 from __future__ import annotations
 
 import contextlib
 from typing import Callable, Iterator, Sequence
 
-import numpy as np
-
-from primitives import reductions as red
 from primitives import windows as win
 from tracer.graph import Equation, Var
 from tracer.shapes import PrimitiveType as PT, Shape
 
 from ..codegen import LoweringContext
-from ..kernels import windows as library
-from ..layout_index import dense_strides, loop_order
-from ..registry import (LIBRARY_MAX_ELEMENTS, LibraryCall, fusion_consumers, library_rules,
-                        lowerings, rereading_consumers)
+from ..layout_index import loop_order
+from ..registry import fusion_consumers, lowerings, rereading_consumers
 from .reductions import (HALF_TYPES, cast, identity_text, loops_in_order, monoid_text,
                          read_scalar, scratch_buffer)
 
@@ -267,77 +257,3 @@ _WINDOW_PRIMITIVES = {win.reduce_window_p, *win.SHORTCUT_WINDOW_PRIMITIVES.value
                       win.select_and_scatter_p, win.select_and_scatter_add_p}
 fusion_consumers.update(_WINDOW_PRIMITIVES)
 rereading_consumers.update(_WINDOW_PRIMITIVES)
-
-
-# --------------------------------------------------------------------------
-# Library calls (compile/kernels/windows.py)
-# --------------------------------------------------------------------------
-
-_LIBRARY_TYPES = (PT.F32, PT.F64)
-
-
-def _library_window(eq: Equation, atoms) -> dict | None:
-    """The window parameters when ``atoms`` are f32/f64 arrays of at most four
-    dimensions and ``LIBRARY_MAX_ELEMENTS`` in dense layouts and nothing is
-    base-dilated; else None."""
-    rank = atoms[0].aval.ndim
-    if rank > library.WINDOW_RANK or atoms[0].aval.element_type not in _LIBRARY_TYPES or \
-            max(a.aval.shape.size for a in atoms) > LIBRARY_MAX_ELEMENTS or \
-            not all(isinstance(a, Var) and dense_strides(a.aval.shape) is not None
-                    for a in atoms):
-        return None
-    window = _window_params(eq, rank)
-    return None if any(b != 1 for b in window["base_dilation"]) else window
-
-
-def _geometry(rows: list[list[int]], fields: int) -> np.ndarray:
-    """Per-dimension rows padded in front to WINDOW_RANK dimensions of size 1."""
-    pad = [[1, 1, 1, 1, 1] + [0] * (fields - 5)] * (library.WINDOW_RANK - len(rows))
-    return np.array(pad + rows, np.int64).ravel()
-
-
-def _library_shortcut(name: str):
-    op, reduction = _SHORTCUT_OPS[name]
-    monoid = {"max": library.MAX, "min": library.MIN, "add": library.SUM}[op]
-
-    def rule(eq: Equation) -> LibraryCall | None:
-        (x,), (out,) = eq.inputs, eq.outputs
-        window = _library_window(eq, (x, out))
-        if window is None:
-            return None
-        xs, os_ = dense_strides(x.aval.shape), dense_strides(out.aval.shape)
-        # the window walked in the operand's physical order, as the generated loops walk it
-        rows = [[out.aval.dimensions[d], x.aval.dimensions[d], window["window_dimensions"][d],
-                 window["window_strides"][d], window["window_dilation"][d],
-                 window["padding"][d][0], xs[d], os_[d]] for d in loop_order(x.aval.shape)]
-        identity = float(red.SHORTCUT_REDUCTIONS[reduction][3](x.aval.dtype))
-        return LibraryCall.buffers_then(library.reduce_window_monoid, eq,
-                                        _geometry(rows, library.REDUCE_WINDOW_FIELDS), monoid,
-                                        identity)
-    return rule
-
-
-def _library_select_and_scatter_add(eq: Equation) -> LibraryCall | None:
-    source, operand = eq.inputs
-    (out,) = eq.outputs
-    window = _library_window(eq, (source, operand, out))
-    if window is None:
-        return None
-    rank = operand.aval.ndim
-    overlapping = any(s < _dilated(w, d) for s, w, d in zip(
-        window["window_strides"], window["window_dimensions"], window["window_dilation"]))
-    if overlapping and loop_order(source.aval.shape) != tuple(range(rank)):
-        return None  # the order of the adds into one element would differ from the lowering's
-    ss, xs, os_ = (dense_strides(a.aval.shape) for a in (source, operand, out))
-    rows = [[source.aval.dimensions[d], operand.aval.dimensions[d],
-             window["window_dimensions"][d], window["window_strides"][d],
-             window["window_dilation"][d], window["padding"][d][0], xs[d], ss[d], os_[d]]
-            for d in range(rank)]
-    function = {"ge": library.select_and_scatter_add_ge,
-                "le": library.select_and_scatter_add_le}[eq.params["select_prim"]]
-    return LibraryCall.buffers_then(function, eq, _geometry(rows, library.SCATTER_FIELDS))
-
-
-for _name, _prim in win.SHORTCUT_WINDOW_PRIMITIVES.items():
-    library_rules[_prim] = _library_shortcut(_name)
-library_rules[win.select_and_scatter_add_p] = _library_select_and_scatter_add
