@@ -197,3 +197,24 @@ def test_copies_in_other_layouts(layout):
     a, b = program(device_put(x, layout))
     np.testing.assert_array_equal(np.asarray(a), x[:, ::-1, ::-1])
     np.testing.assert_array_equal(np.asarray(b), x.transpose(1, 2, 0))
+
+
+def test_compile_workers_build_library_kernels(tmp_path):
+    """A worker asked for a library kernel (its module's path and function)
+    compiles it into Numba's cache beside the module; other paths are refused."""
+    import base64
+    import pickle
+
+    from numba import typeof
+
+    from compile import worker
+    from compile.kernel import library_kernel
+    from compile.kernels import copy
+    types = (typeof(np.empty(0, np.complex64)),) * 2 + (typeof(np.empty(0, np.int64)),)
+    request = {"path": copy.__file__, "function": "strided_copy",
+               "types": base64.b64encode(pickle.dumps(types)).decode()}
+    assert worker.compile_request(request) >= 0
+    assert library_kernel(copy.__file__, "strided_copy").has_code(types)
+    (tmp_path / "copy.py").write_text("")
+    with pytest.raises(ValueError):
+        library_kernel(str(tmp_path / "copy.py"), "strided_copy")
