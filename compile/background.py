@@ -431,12 +431,13 @@ PARALLEL_MIN_KERNELS = 8
 STALL_SECONDS = 120.0
 
 
-def compile_in_parallel(calls: Sequence, *, here: bool) -> None:
+def compile_in_parallel(calls: Sequence, *, here: bool, meanwhile: Sequence = ()) -> None:
     """Compile the kernel ``calls`` (``program.KernelCall``) in the workers,
     one request in flight per worker, taking them from the back — and on
     this thread from the front when ``here``; each finished kernel's code is
     loaded at once, while the workers build the rest.  What a worker fails
-    to build, or does not build within :data:`STALL_SECONDS`, is compiled here."""
+    to build, or does not build within :data:`STALL_SECONDS`, is compiled here.
+    The calls ``meanwhile`` are loaded (or compiled) on this thread first."""
     queue = collections.deque(calls)
     lock = threading.Lock()
     sent: list = []
@@ -461,6 +462,8 @@ def compile_in_parallel(calls: Sequence, *, here: bool) -> None:
                for _ in range(service().max_workers)]
     for feeder in feeders:
         feeder.start()
+    for call in meanwhile:
+        call.compile()  # loads what the disk cache holds
     while here:
         with lock:
             if not queue:

@@ -83,21 +83,25 @@ class Compiled:
         return not self.missing_code()
 
     def compile_now(self) -> None:
-        """Compile, here and now, every kernel whose code is not loaded."""
+        """Compile, here and now, every kernel whose code is not loaded.  The
+        library kernels (in Numba's cache beside their modules, once a
+        machine has used them) load while the workers build generated ones."""
         start = time.perf_counter()
-        missing = self.missing_code()
+        calls = self.kernel_calls()
+        library = [c for c in calls if c.kernel.source is None]
+        missing = [c for c in calls if c.kernel.source is not None and not c.has_code()]
         workers = service()
         warm = bool(missing) and disk_cache_usable() and workers.warm()
         if warm or (len(missing) >= PARALLEL_MIN_KERNELS and disk_cache_usable()):
-            compile_in_parallel(missing, here=not warm)
+            compile_in_parallel(missing, here=not warm, meanwhile=library)
         else:
             if missing and workers.servers and disk_cache_usable():
                 workers.start()  # warm for the next compile, of this process or another
-            for call in missing:
+            for call in library + missing:
                 call.compile()
-        calls = self.kernel_calls()
-        log.log(log_level(), "%s: %d kernels, %d compiled, %d from the cache, in %.2f s",
-                self._name, len(calls), len(missing), len(calls) - len(missing),
+        log.log(log_level(), "%s: %d kernels (%d library), %d generated ones compiled, "
+                "%d from the cache, in %.2f s", self._name, len(calls), len(library),
+                len(missing), len(calls) - len(library) - len(missing),
                 time.perf_counter() - start)
 
     def call_flat(self, leaves: Sequence[Any]) -> list[Any]:
@@ -227,7 +231,7 @@ class Lowered:
 
     def compile(self) -> Compiled:
         """The compiled program, its machine code built (or loaded) before this returns."""
-        compiled = Compiled(self.graph, self.out_shapes)
+        compiled = Compiled(self.graph, self.out_shapes, load_code=False)
         compiled.compile_now()
         return compiled
 
@@ -332,7 +336,7 @@ class JittedFunction:
                     if self._is_tiered():
                         compiled = self._start_tiers(graph, out_shapes)
                     else:
-                        compiled = Compiled(graph, out_shapes)
+                        compiled = Compiled(graph, out_shapes, load_code=False)
                         compiled.compile_now()
                     self._cache[signature] = compiled
         return compiled
