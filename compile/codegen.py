@@ -384,17 +384,16 @@ class LoweringContext:
         own elements; scalar ``+=`` reductions allowed), so the outermost loop
         becomes a ``prange`` when the body is worth two threads
         (:func:`worth_threads`)."""
-        rank = len(shape.dimensions)
-        index = [f"{prefix}{d}" for d in range(rank)]
-        order = loop_order(shape)
-        loops = [Loop(index[d], str(shape.dimensions[d])) for d in order]
+        dims = shape.dimensions
+        # a dimension of size 1 is index 0, no loop (each loop costs Numba compile time)
+        index = [f"{prefix}{d}" if n != 1 else "0" for d, n in enumerate(dims)]
+        loops = [Loop(index[d], str(dims[d])) for d in loop_order(shape) if dims[d] != 1]
         calls = self.math_calls
         with contextlib.ExitStack() as stack:
             for loop in loops:
                 stack.enter_context(self.block(loop))
             yield index
-        if may_parallelise and order and shape.dimensions[order[0]] > 1 and \
-                worth_threads(shape.size, self.math_calls - calls):
+        if may_parallelise and loops and worth_threads(shape.size, self.math_calls - calls):
             loops[0].parallel = True
             self.parallel = True
 

@@ -59,10 +59,14 @@ HALF_TYPES = (PT.F16, PT.BF16)
 @contextlib.contextmanager
 def loops_in_order(ctx: LoweringContext, dims: Sequence[int], sizes: Sequence[int],
                    index: Sequence[str]) -> Iterator[None]:
-    """``for index[d] in range(sizes[d])`` for each ``d`` of ``dims``, outermost first."""
+    """``for index[d] in range(sizes[d])`` for each ``d`` of ``dims``, outermost
+    first (``index[d] = 0`` where ``sizes[d]`` is 1: no loop)."""
     with contextlib.ExitStack() as stack:
         for d in dims:
-            stack.enter_context(ctx.block(f"for {index[d]} in range({sizes[d]}):"))
+            if sizes[d] == 1:
+                ctx.emit(f"{index[d]} = 0")
+            else:
+                stack.enter_context(ctx.block(f"for {index[d]} in range({sizes[d]}):"))
         yield
 
 

@@ -71,7 +71,10 @@ def window_loops(ctx: LoweringContext, base: Shape, out_dims: Sequence[int],
             stride, wdil, bdil = window_strides[d], window_dilation[d], base_dilation[d]
             low = padding[d][0]
             extent = _dilated(base.dimensions[d], bdil)
-            stack.enter_context(ctx.block(f"for {k} in range({window_dimensions[d]}):"))
+            if window_dimensions[d] == 1:  # position 0, no loop
+                k = "0"
+            else:
+                stack.enter_context(ctx.block(f"for {k} in range({window_dimensions[d]}):"))
             ctx.emit(f"{c} = {_affine([(out_index[d], stride), (k, wdil)], -low)}")
             highest = (out_dims[d] - 1) * stride + (window_dimensions[d] - 1) * wdil - low
             below, above = low > 0, highest >= extent  # can the window leave the base?
