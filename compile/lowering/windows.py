@@ -71,11 +71,6 @@ def window_loops(ctx: LoweringContext, base: Shape, out_dims: Sequence[int],
             stride, wdil, bdil = window_strides[d], window_dilation[d], base_dilation[d]
             low = padding[d][0]
             extent = _dilated(base.dimensions[d], bdil)
-            if window_dimensions[d] == 1:  # position 0, no loop
-                k = "0"
-            else:
-                stack.enter_context(ctx.block(f"for {k} in range({window_dimensions[d]}):"))
-            ctx.emit(f"{c} = {_affine([(out_index[d], stride), (k, wdil)], -low)}")
             highest = (out_dims[d] - 1) * stride + (window_dimensions[d] - 1) * wdil - low
             below, above = low > 0, highest >= extent  # can the window leave the base?
             checks = []
@@ -85,6 +80,11 @@ def window_loops(ctx: LoweringContext, base: Shape, out_dims: Sequence[int],
                 checks.append(f"{c} >= {extent}")
             if bdil > 1:
                 checks.append(f"{c} % {bdil} != 0")
+            if window_dimensions[d] == 1 and not checks:  # position 0: no loop to continue
+                k = "0"
+            else:
+                stack.enter_context(ctx.block(f"for {k} in range({window_dimensions[d]}):"))
+            ctx.emit(f"{c} = {_affine([(out_index[d], stride), (k, wdil)], -low)}")
             if checks:
                 with ctx.block(f"if {' or '.join(checks)}:"):
                     ctx.emit("continue")
