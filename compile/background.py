@@ -23,6 +23,7 @@ from __future__ import annotations
 import atexit
 import base64
 import collections
+import contextlib
 import fcntl
 import functools
 import hashlib
@@ -337,6 +338,9 @@ class CompileService:
                 for w in self._workers:
                     w.pending.pop(request.get("id"), None)
                 if not isinstance(error, BackgroundCompileError):  # it died: say how
+                    if isinstance(worker, _PipeWorker):
+                        with contextlib.suppress(subprocess.TimeoutExpired):
+                            worker.process.wait(2)  # its pipe closes before it can be reaped
                     if isinstance(worker, _PipeWorker) and not worker.alive:
                         reason = worker.ended()[1]
                     else:

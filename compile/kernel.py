@@ -79,18 +79,8 @@ class Kernel:
         return False
 
     def compile(self, types: tuple) -> float:
-        """Compile for ``types`` here, unless the code is loaded; the seconds taken."""
-        if self.has_code(types):
-            return 0.0
-        start = time.perf_counter()
-        self._load()
-        self.fn.compile(types)
-        seconds = time.perf_counter() - start
-        _counts["compiled"] += 1
-        _counts["compiled_here"] += 1
-        log.log(log_level(), "kernel %s: compiled %d generated lines in %.2f s",
-                self.module.__name__, self.lines, seconds)
-        return seconds
+        return _compile_here(self, types, f"kernel {self.module.__name__} "
+                                          f"({self.lines} generated lines)")
 
 
 class LibraryKernel:
@@ -116,17 +106,25 @@ class LibraryKernel:
         return False
 
     def compile(self, types: tuple) -> float:
-        """Compile for ``types`` here, unless the code is loaded; the seconds taken."""
-        if self.has_code(types):
-            return 0.0
-        start = time.perf_counter()
-        self.fn.compile(types)
-        seconds = time.perf_counter() - start
-        _counts["compiled"] += 1
-        _counts["compiled_here"] += 1
-        log.log(log_level(), "library kernel %s.%s: compiled in %.2f s",
-                self.module.__name__, self.function, seconds)
-        return seconds
+        return _compile_here(self, types,
+                             f"library kernel {self.module.__name__}.{self.function}")
+
+    def _load(self) -> None:
+        """(Its helpers are linked into it: nothing to register.)"""
+
+
+def _compile_here(kernel: "Kernel | LibraryKernel", types: tuple, what: str) -> float:
+    """Compile ``kernel`` for ``types`` here, unless its code is loaded; the seconds taken."""
+    if kernel.has_code(types):
+        return 0.0
+    start = time.perf_counter()
+    kernel._load()
+    kernel.fn.compile(types)
+    seconds = time.perf_counter() - start
+    _counts["compiled"] += 1
+    _counts["compiled_here"] += 1
+    log.log(log_level(), "%s: compiled in %.2f s", what, seconds)
+    return seconds
 
 
 def library_kernel(path: str, function: str) -> LibraryKernel:

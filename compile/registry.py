@@ -34,9 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["layout_rules", "fused_reads", "fusion_consumers", "cheap_producers",
            "rereading_consumers", "bitcasts", "lowerings", "dynamic_lowerings", "scalar_exprs",
            "vector_math", "library_rules", "library_call", "LibraryCall", "LibraryCalls", "Buffer",
-           "Scratch",
-           "LIBRARY_MAX_ELEMENTS",
-           "Lowering", "ScalarExpr", "FusedRead", "LayoutRule"]
+           "Scratch", "LIBRARY_MAX_ELEMENTS", "Lowering", "ScalarExpr", "FusedRead", "LayoutRule"]
 
 # -- layout assignment -------------------------------------------------------------------
 LayoutRule = Callable[["Equation", list["Shape"]], Optional["Layout"]]
@@ -56,7 +54,6 @@ rereading_consumers: set[Primitive] = set()
 # -- clustering ------------------------------------------------------------------------------
 # whether an equation's single result is its single operand's buffer as it is
 bitcasts: dict[Primitive, Callable[["Equation"], bool]] = {}
-
 
 
 class Buffer(NamedTuple):

@@ -305,7 +305,8 @@ def _library_dot(eq: Equation) -> LibraryCall | None:
     acc = _acc_np(lhs.aval.element_type, out.aval.element_type)
     _, _, nb, m, k, n = _dot_dims(eq)
     if acc not in _DOT_ENTRY or nb * m * n == 0 or k == 0 or \
-            not all(isinstance(a, Var) for a in eq.inputs):
+            not all(isinstance(a, Var) for a in eq.inputs) or \
+            dense_strides(out.aval.shape) is None:  # (a padded result's padding is written)
         return None
     pack_l, pack_r, temp_o, plan, _, _ = _dot_choice(eq, acc)
     loops, (bm, bn, bk), (ars, acs), (brs, bcs), (crs, ccs) = plan
@@ -526,7 +527,7 @@ def _library_conv(eq: Equation) -> LibraryCalls | None:
         return None
     plan = _ConvPlan(eq)
     acc = plan.acc
-    if plan.empty or acc not in _CONV_ENTRY or \
+    if plan.empty or acc not in _CONV_ENTRY or dense_strides(out.aval.shape) is None or \
             not all(_storage_is(a.aval.element_type, acc) for a in (lhs, rhs, out)):
         return None
     ld, rd, od = lhs.aval.dimensions, rhs.aval.dimensions, out.aval.dimensions
