@@ -30,7 +30,7 @@ from .cache import disk_cache_usable
 from .dce import has_effects
 from .fusion import fusion_roots
 from .pipeline import lower, optimize
-from .kernel import kernel_buffer
+from .kernel import LibraryKernel, kernel_buffer
 from .program import GraphProgram, KernelCall
 from .runtime import Array, as_layout
 from .tiers import (TieredProgram, check_against_tier_0, compile_in_background, log, log_level,
@@ -88,8 +88,8 @@ class Compiled:
         machine has used them) load while the workers build generated ones."""
         start = time.perf_counter()
         calls = self.kernel_calls()
-        library = [c for c in calls if c.kernel.source is None]
-        missing = [c for c in calls if c.kernel.source is not None and not c.has_code()]
+        library = [c for c in calls if isinstance(c.kernel, LibraryKernel)]
+        missing = [c for c in calls if c not in library and not c.has_code()]
         workers = service()
         warm = bool(missing) and disk_cache_usable() and workers.warm()
         if warm or (len(missing) >= PARALLEL_MIN_KERNELS and disk_cache_usable()):
