@@ -33,7 +33,8 @@ class GeneratedCode(NamedTuple):
 
 
 def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *,
-                    process_grid: Any = None, output_params: bool = False) -> GeneratedCode:
+                    process_grid: Any = None, output_params: bool = False,
+                    flat: tuple[str, int] | None = None) -> GeneratedCode:
     """The function computing ``graph``, its results in the layouts of
     ``out_shapes`` (what the caller wants); ``process_grid``: the processes
     of an SPMD program (``None``: one process).
@@ -42,8 +43,12 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *
     passes (parameters ``out0, out1...`` after the inputs and constants), and the
     function returns nothing — a cluster kernel of a program
     (:mod:`compile.program`), whose caller places them (the workspace, a
-    result buffer) so that the code does not depend on where they live."""
+    result buffer) so that the code does not depend on where they live.
+
+    ``flat``: ``graph`` is a flat element-wise cluster (1-D values); its loops
+    run to the run-time extent ``flat[0]``, over ``flat[1]`` elements now."""
     ctx = LoweringContext(graph, process_grid, positional_names=output_params)
+    ctx.flat = flat
     params = []
     dynamic_inputs = 0  # run-time sizes of dynamic parameters arrive in ``dsz``
     for i, v in enumerate(graph.in_vars):

@@ -21,17 +21,19 @@ from typing import Any, Sequence
 import numpy as np
 from numba import typeof
 
-from tracer.graph import Graph, Var
+from primitives.shape_ops import broadcast_in_dim_p
+from tracer.graph import Equation, Graph, Var
 from tracer.printer import equation_text, value_names
 from tracer.shapes import Shape
 
 from .clusters import Alias, Call, Cluster, form_clusters
-from .codegen import buffer_nbytes
+from .codegen import PARALLEL_MIN_WORK, buffer_nbytes
 from .fusion import plan_fusion
 from .generate import GeneratedCode, generate_source
 from .kernel import (Kernel, LibraryKernel, argument_types, kernel_buffer, kernel_for,
                      storage_dtype)
-from .registry import Buffer, Scratch
+from .layout_index import dense_strides
+from .registry import Buffer, Scratch, elementwise
 
 __all__ = ["GraphProgram", "ClusterProgram", "KernelCall"]
 
@@ -274,16 +276,81 @@ def _generate(cluster: Graph, out_shapes: list[Shape]) -> GeneratedCode:
     if any(isinstance(v, Graph) or (isinstance(v, tuple) and any(isinstance(g, Graph) for g in v))
            for eq in cluster.equations for v in eq.params.values()):
         return generate_source(cluster, out_shapes, "graph_fn", output_params=True)
+    flat = _flat_form(cluster, out_shapes)
+    if flat is not None:
+        code = _generated_for(*flat)
+        if not code.constants:
+            return code._replace(fused=plan_fusion(cluster.equations, cluster.out_atoms))
+    return _generated_for(cluster, out_shapes)
+
+
+def _generated_for(cluster: Graph, out_shapes: list[Shape], flat: tuple | None = None
+                   ) -> GeneratedCode:
     names = value_names(cluster, positional=True)
     key = (tuple(str(v.aval.shape) for v in cluster.in_vars), tuple(map(str, out_shapes)),
            tuple(names[a] if isinstance(a, Var) else repr(a.value) for a in cluster.out_atoms),
-           tuple(equation_text(eq, names) for eq in cluster.equations))
+           tuple(equation_text(eq, names) for eq in cluster.equations), flat is not None)
     code = _generated.get(key)
     if code is None:
         code = _generated[key] = generate_source(cluster, out_shapes, "graph_fn",
-                                                 output_params=True)
+                                                 output_params=True, flat=flat)
         return code
     return code._replace(fused=plan_fusion(cluster.equations, cluster.out_atoms))
+
+
+# An element-wise cluster whose values share one dense layout is generated as
+# a loop over its buffers: 1-D values of this placeholder length, the loop
+# running to the first output's size at run time — one kernel for every shape
+# and dense layout (Numba compiles it once).  Clusters with work enough for
+# threads keep their shape (a prange is decided by size).
+_FLAT_LENGTH = 1 << 30
+
+
+def _scalar_broadcast(eq: Equation) -> bool:
+    return eq.primitive is broadcast_in_dim_p and not eq.inputs[0].aval.shape.rank
+
+
+def _flat_form(cluster: Graph, out_shapes: list[Shape]) -> tuple | None:
+    """``(cluster over 1-D values, their shapes, flat)`` for :func:`generate_source`
+    when ``cluster`` is flat element-wise: element-wise ops and broadcasts of
+    scalars only (those fused), every other value of one shape in one dense
+    layout, nothing materialised but its results (by element-wise loops)."""
+    scalars = {a for eq in cluster.equations if _scalar_broadcast(eq) for a in eq.inputs}
+    values = [*(v for v in cluster.in_vars if v not in scalars),
+              *(o for eq in cluster.equations for o in eq.outputs)]
+    shape = values[0].aval.shape if values else None
+    if shape is None or not shape.rank or dense_strides(shape) is None or \
+            shape.size * len(cluster.equations) >= PARALLEL_MIN_WORK or \
+            any(eq.primitive not in elementwise and not _scalar_broadcast(eq)
+                for eq in cluster.equations) or \
+            any(s != shape for s in out_shapes) or \
+            any(v.aval.shape.dimensions != shape.dimensions or
+                v.aval.shape.layout != shape.layout for v in values) or \
+            any(not isinstance(a, Var) and a.aval.shape.rank
+                for eq in cluster.equations for a in eq.inputs):
+        return None
+    fused = plan_fusion(cluster.equations, cluster.out_atoms)
+    roots = {eq.outputs[0] for eq in cluster.equations if eq.outputs[0] not in fused}
+    looped = {eq.outputs[0] for eq in cluster.equations if eq.primitive in elementwise}
+    if not roots <= looped or set(cluster.out_atoms) != roots or \
+            len(roots) != len(cluster.out_atoms):
+        return None  # a buffer, a loop or a copy of the placeholder length
+    flat_vars: dict[Var, Var] = {}
+
+    def flat(atom):
+        if not isinstance(atom, Var) or not atom.aval.shape.rank:
+            return atom  # a literal, or a scalar a broadcast reads
+        if atom not in flat_vars:
+            flat_shape = Shape(atom.aval.shape.element_type, (_FLAT_LENGTH,))
+            flat_vars[atom] = Var(atom.aval.__class__(flat_shape, atom.aval.weak_type))
+        return flat_vars[atom]
+    equations = [Equation(eq.primitive, [flat(a) for a in eq.inputs],
+                          [flat(o) for o in eq.outputs],
+                          {**eq.params, "shape": (_FLAT_LENGTH,)} if _scalar_broadcast(eq)
+                          else eq.params) for eq in cluster.equations]
+    graph = Graph([flat(v) for v in cluster.in_vars], (), (), equations,
+                  [flat(a) for a in cluster.out_atoms], name=cluster.name)
+    return graph, [flat(a).aval.shape for a in cluster.out_atoms], ("out0.size", shape.size)
 
 
 class _BufferPlan:

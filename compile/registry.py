@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["layout_rules", "fused_reads", "fusion_consumers", "cheap_producers",
            "rereading_consumers", "bitcasts", "lowerings", "dynamic_lowerings", "scalar_exprs",
            "vector_math", "library_rules", "library_call", "LibraryCall", "LibraryCalls", "Buffer",
-           "Scratch", "LIBRARY_MAX_ELEMENTS", "Lowering", "ScalarExpr", "FusedRead", "LayoutRule"]
+           "Scratch", "LIBRARY_MAX_ELEMENTS", "elementwise", "Lowering", "ScalarExpr", "FusedRead", "LayoutRule"]
 
 # -- layout assignment -------------------------------------------------------------------
 LayoutRule = Callable[["Equation", list["Shape"]], Optional["Layout"]]
@@ -109,6 +109,11 @@ def library_call(eq: "Equation") -> Optional[LibraryCalls]:
     calls = rule(eq) if rule is not None else None
     return (calls,) if isinstance(calls, LibraryCall) else calls
 
+
+# element-wise ops whose result element ``i`` reads operand elements ``i`` only
+# (one loop over the result): clusters of them run flat over their buffers
+# (``compile/program.py``), one kernel for every shape
+elementwise: set[Primitive] = set()
 
 # -- code generation -------------------------------------------------------------------------
 Lowering = Callable[["LoweringContext", "Equation"], None]

@@ -41,8 +41,8 @@ from tracer.shapes import PrimitiveType as PT
 
 from ..codegen import LoweringContext, dtype_name
 from ..layout_assignment import propagate_operand_layout
-from ..registry import (ScalarExpr, cheap_producers, fused_reads, fusion_consumers, layout_rules,
-                        lowerings, scalar_exprs, vector_math)
+from ..registry import (ScalarExpr, cheap_producers, elementwise, fused_reads, fusion_consumers,
+                        layout_rules, lowerings, scalar_exprs, vector_math)
 
 __all__ = ["lower_elementwise", "element_value", "raw_exprs", "result_type", "round_result"]
 
@@ -540,6 +540,7 @@ for _prim in raw_exprs:
     fusion_consumers.add(_prim)
     if _prim is not ewb.bitcast_convert_type_p:  # may change the width: not one element
         fused_reads[_prim] = fused_element
+        elementwise.add(_prim)
 lowerings[ewb.bitcast_convert_type_p] = lower_bitcast_convert
 for _prim in raw_exprs.keys() - {ewb.bitcast_convert_type_p}:
     layout_rules[_prim] = propagate_operand_layout

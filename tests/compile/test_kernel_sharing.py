@@ -123,3 +123,20 @@ def test_another_process_loads_every_kernel_from_the_disk_cache(tmp_path):
     assert int(compiled) >= 1 and loaded == "0"
     compiled, loaded = run(9)         # deeper: the same kernels, from the cache
     assert compiled == "0" and int(loaded) >= 1
+
+
+def test_element_wise_kernels_serve_every_shape(fresh_cache):
+    """An element-wise cluster whose values share a dense layout loops over
+    its buffers to their run-time size: one kernel for every shape."""
+    def f(x, y):
+        return xnp.tanh(x) * y + 2.0             # a fused chain, a scalar broadcast
+    x, y = (rng.standard_normal((7, 5)).astype(np.float32) for _ in range(2))
+    first, _ = compiled_by(f, x, y)
+    assert first >= 1
+    for shape in [(3, 11, 2), (40,), (1, 1)]:
+        x, y = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+        n, out = compiled_by(f, x, y)
+        assert n == 0, shape
+        np.testing.assert_allclose(np.asarray(out), np.tanh(x) * y + 2.0, rtol=2e-6, atol=2e-6)
+    program = jit(f, tiered=False).lower(x, y).compile()
+    assert "range(out0.size)" in program.source
