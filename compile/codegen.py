@@ -113,8 +113,8 @@ class LoweringContext:
         self._rerun_outputs: set[Var] = set()
         self.parallel = False  # some loop is a prange: compile with parallel=True
         # a flat element-wise kernel (compile.program): its 1-D loops run to
-        # this run-time extent (source text), over this many elements now
-        self.flat: tuple[str, int] | None = None
+        # this run-time extent (source text), never on threads
+        self.flat: str | None = None
         # Big intermediates live in one workspace buffer, passed in as ``ws``
         # and kept by the caller between calls: fresh multi-megabyte
         # allocations would page-fault on every call (and on every iteration
@@ -389,19 +389,19 @@ class LoweringContext:
         (:func:`worth_threads`)."""
         dims = shape.dimensions
         if self.flat is not None and len(dims) == 1:  # a flat kernel: the extent at run time
-            loops = [Loop(f"{prefix}0", self.flat[0])]
-            index, size = [loops[0].index], self.flat[1]
+            loops = [Loop(f"{prefix}0", self.flat)]
+            index = [loops[0].index]
         else:
             # a dimension of size 1 is index 0, no loop (each loop costs Numba compile time)
             index = [f"{prefix}{d}" if n != 1 else "0" for d, n in enumerate(dims)]
             loops = [Loop(index[d], str(dims[d])) for d in loop_order(shape) if dims[d] != 1]
-            size = shape.size
         calls = self.math_calls
         with contextlib.ExitStack() as stack:
             for loop in loops:
                 stack.enter_context(self.block(loop))
             yield index
-        if may_parallelise and loops and worth_threads(size, self.math_calls - calls):
+        if may_parallelise and loops and self.flat is None and \
+                worth_threads(shape.size, self.math_calls - calls):
             loops[0].parallel = True
             self.parallel = True
 

@@ -34,7 +34,7 @@ class GeneratedCode(NamedTuple):
 
 def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *,
                     process_grid: Any = None, output_params: bool = False,
-                    flat: tuple[str, int] | None = None) -> GeneratedCode:
+                    flat: str | None = None) -> GeneratedCode:
     """The function computing ``graph``, its results in the layouts of
     ``out_shapes`` (what the caller wants); ``process_grid``: the processes
     of an SPMD program (``None``: one process).
@@ -46,7 +46,7 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *
     result buffer) so that the code does not depend on where they live.
 
     ``flat``: ``graph`` is a flat element-wise cluster (1-D values); its loops
-    run to the run-time extent ``flat[0]``, over ``flat[1]`` elements now."""
+    run to this run-time extent (source text), never on threads."""
     ctx = LoweringContext(graph, process_grid, positional_names=output_params)
     ctx.flat = flat
     params = []

@@ -284,7 +284,7 @@ def _generate(cluster: Graph, out_shapes: list[Shape]) -> GeneratedCode:
     return _generated_for(cluster, out_shapes)
 
 
-def _generated_for(cluster: Graph, out_shapes: list[Shape], flat: tuple | None = None
+def _generated_for(cluster: Graph, out_shapes: list[Shape], flat: str | None = None
                    ) -> GeneratedCode:
     names = value_names(cluster, positional=True)
     key = (tuple(str(v.aval.shape) for v in cluster.in_vars), tuple(map(str, out_shapes)),
@@ -301,8 +301,8 @@ def _generated_for(cluster: Graph, out_shapes: list[Shape], flat: tuple | None =
 # An element-wise cluster whose values share one dense layout is generated as
 # a loop over its buffers: 1-D values of this placeholder length, the loop
 # running to the first output's size at run time — one kernel for every shape
-# and dense layout (Numba compiles it once).  Clusters with work enough for
-# threads keep their shape (a prange is decided by size).
+# and dense layout (Numba compiles it once), never on threads.  Clusters with
+# work enough for threads keep their shape (a prange is decided by size).
 _FLAT_LENGTH = 1 << 30
 
 
@@ -350,7 +350,7 @@ def _flat_form(cluster: Graph, out_shapes: list[Shape]) -> tuple | None:
                           else eq.params) for eq in cluster.equations]
     graph = Graph([flat(v) for v in cluster.in_vars], (), (), equations,
                   [flat(a) for a in cluster.out_atoms], name=cluster.name)
-    return graph, [flat(a).aval.shape for a in cluster.out_atoms], ("out0.size", shape.size)
+    return graph, [flat(a).aval.shape for a in cluster.out_atoms], "out0.size"
 
 
 class _BufferPlan:
