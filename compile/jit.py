@@ -47,6 +47,7 @@ class Compiled:
 
     def __init__(self, graph: Graph, out_shapes: Sequence[Shape], *, process_grid: Any = None,
                  load_code: bool = True):
+        self._in_tree = graph.in_tree
         self.graph = graph = optimize(graph)
         self.out_shapes = tuple(out_shapes)
         self.program = program = lower(graph, self.out_shapes, process_grid=process_grid)
@@ -141,8 +142,34 @@ class Compiled:
         return values
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves, _ = pytree.flatten((args, kwargs))
+        leaves, tree = pytree.flatten((args, kwargs))
+        self._check_arguments(leaves, tree)
         return self.graph.out_tree.unflatten(self.call_flat(leaves))
+
+    def _check_arguments(self, leaves: Sequence[Any], tree: Any) -> None:
+        """A ``TypeError`` unless the arguments have the structure, shapes and
+        element types this program was compiled for (its kernels index the
+        buffers with the compiled sizes: others would be read out of bounds)."""
+        if self._in_tree is not None and tree != self._in_tree:
+            raise TypeError(f"{self.graph.name}: called with arguments structured as {tree}, "
+                            f"but compiled for {self._in_tree}")
+        avals = self.graph.in_avals
+        if len(leaves) != len(avals):
+            raise TypeError(f"{self.graph.name}: called with {len(leaves)} array arguments, "
+                            f"but compiled for {len(avals)}")
+        for i, (x, want, var) in enumerate(zip(leaves, avals, self.graph.in_vars)):
+            try:
+                got = abstractify(x).shape
+            except TypeError as error:
+                raise TypeError(f"{self.graph.name}: argument {var.hint or i}: {error}") from None
+            if not want.shape.is_array:
+                continue
+            if not got.is_array or got.dimensions != want.shape.dimensions or \
+                    got.element_type is not want.shape.element_type:
+                raise TypeError(
+                    f"{self.graph.name}: argument {var.hint or i} is {_shape_text(got)}, but "
+                    f"this program was compiled for {_shape_text(want.shape)}; call "
+                    f"lower(...).compile() again for other shapes, or use the jitted function")
 
     def as_text(self) -> str:
         """The optimised graph as HLO-like text: the layout of every value that
@@ -154,6 +181,13 @@ class Compiled:
                 for eq in members:
                     fused_into.setdefault(eq, []).append(root)
         return graph_to_text(self.graph, fused_into)
+
+
+def _shape_text(shape: Shape) -> str:
+    """``f32[3,4]``: the element type and dimensions (layouts may differ)."""
+    if not shape.is_array:
+        return str(shape)
+    return f"{shape.element_type.name.lower()}[{','.join(map(str, shape.dimensions))}]"
 
 
 def _runtime_value(value: Any, shape: Shape) -> Any:

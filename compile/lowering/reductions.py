@@ -369,7 +369,8 @@ def _lower_reduce(ctx: LoweringContext, eq: Equation) -> None:
         ctx.alloc(out)
     init_texts = [cast(t, read_scalar(ctx, i)) for t, i in zip(types, inits)]
     reduced_outside = any(d in axes for d in outer)
-    if not inner or reduced_outside:  # the results accumulate (or start) in memory
+    # the results accumulate (or start) in memory; over no elements, they are the inits
+    if not inner or reduced_outside or shape.size == 0:
         with ctx.loops(outs[0].aval.shape, prefix="o") as o:
             for out, init in zip(outs, init_texts):
                 ctx.write(out, o, init)

@@ -3,6 +3,7 @@ per signature, layouts in and out, the runtime ``Array``, the disk cache."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -340,3 +341,28 @@ def test_ops_without_a_dynamic_lowering_are_refused_rather_than_miscompiled():
     f = jit(lambda x: lax.cumsum(lax.set_dimension_size(x, 5, 0), axis=0))
     with pytest.raises(NotImplementedError, match="reduce_window_sum.*bounded dynamic dimensions"):
         f(np.ones(10, np.float32))
+
+
+# -- a compiled program checks its arguments (issue 13, item 1) -------------------------------
+
+def test_a_compiled_program_refuses_arguments_it_was_not_compiled_for():
+    """Its kernels index buffers with the compiled sizes: a smaller argument
+    was read 64 MB out of bounds (a segfault), a larger one gave a result of
+    the compiled shape, wrong pytree keys were accepted."""
+    compiled = jit(lambda x: x * 2 + 1).lower(np.ones(1 << 20, np.float32)).compile()
+    for bad, text in [(np.ones(3, np.float32), "f32[3]"), (np.ones(1 << 21, np.float32), "f32[2097152]"),
+                      (np.ones(1 << 20, np.float64), "f64[1048576]"),
+                      (np.ones((2, 1 << 19), np.float32), "f32[2,524288]")]:
+        with pytest.raises(TypeError, match=rf"argument x is {re.escape(text)}, but this program "
+                                            r"was compiled for f32\[1048576\]"):
+            compiled(bad)
+    with pytest.raises(TypeError, match="compiled for 1 array arguments|structured as"):
+        compiled(np.ones(1 << 20, np.float32), np.ones(1 << 20, np.float32))
+    np.testing.assert_array_equal(np.asarray(compiled(np.ones(1 << 20, np.float32)))[:2], [3, 3])
+
+    tree = jit(lambda p: p["a"] * p["b"]).lower({"a": np.ones(2, np.float32),
+                                                  "b": np.ones(2, np.float32)}).compile()
+    with pytest.raises(TypeError, match=r"structured as .*'c'.* but compiled for .*'a'"):
+        tree({"b": np.ones(2, np.float32), "c": np.ones(2, np.float32)})
+    with pytest.raises(TypeError, match="argument"):
+        tree({"a": np.ones(2, np.float32), "b": "text"})

@@ -9,6 +9,7 @@ Numba compiles slowly, so each test jits one function holding many checks."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import compile.lowering.reductions  # noqa: F401  (registers the lowerings)
 import primitives as lax
@@ -233,3 +234,17 @@ def test_large_reductions_on_threads():
         assert_all_close(compiled(*a), want)
     small = jit(lambda x: lax.reduce_sum(x, (1,))).lower(x[:64]).compile()
     assert "prange(" not in small.source
+
+
+@pytest.mark.parametrize("shape, axes", [((4, 0), (1,)), ((0, 4), (0,)), ((3, 0, 2), (1,)),
+                                         ((0, 3), (0, 1))])
+def test_reduce_over_no_elements_gives_the_init_passed_as_an_argument(shape, axes):
+    """Issue 13, item 5: the init value an argument (not a constant), the
+    reduced dimensions empty: every result is the init (was uninitialised memory)."""
+    def f(x, init):
+        return lax.reduce(x, init, lax.add, axes)
+    x = np.zeros(shape, np.float32)
+    want = np.full([n for d, n in enumerate(shape) if d not in axes], 3, np.float32)
+    got = jit(f, tiered=False)(x, np.float32(3))
+    np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(np.asarray(f(x, np.float32(3))), want)  # the reference
