@@ -78,8 +78,9 @@ class _PipeWorker:
         self.pid = self.process.pid
         self.pending: dict[int, Future] = {}
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
-        threading.Thread(target=self._drain_stderr, daemon=True,
-                         name="numxla-compile-stderr").start()
+        self._drain = threading.Thread(target=self._drain_stderr, daemon=True,
+                                       name="numxla-compile-stderr")
+        self._drain.start()
 
     @property
     def alive(self) -> bool:
@@ -95,6 +96,7 @@ class _PipeWorker:
     def ended(self) -> tuple[bool, str]:
         """After the replies end: whether it died, and how."""
         code = self.process.wait()
+        self._drain.join(2)  # its last words, read to the end of its stderr
         reason = f"the compile worker (pid {self.pid}) exited with {_exit_text(code)}"
         tail = "".join(self.stderr_tail).strip().splitlines()[-3:]
         return code != 0, reason + (": " + " | ".join(tail) if tail else "")

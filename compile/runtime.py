@@ -121,8 +121,9 @@ def _operator(name: str):
 
 for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
               "__truediv__", "__rtruediv__", "__matmul__", "__rmatmul__", "__neg__",
-              "__pos__", "__lt__", "__le__", "__gt__", "__ge__"):
+              "__pos__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"):
     setattr(Array, _name, _operator(_name))
+Array.__hash__ = None  # compared element-wise, as NumPy's and JAX's arrays: not hashable
 
 
 def device_put(x: Any, layout: Any = None) -> Array:

@@ -366,3 +366,15 @@ def test_a_compiled_program_refuses_arguments_it_was_not_compiled_for():
         tree({"b": np.ones(2, np.float32), "c": np.ones(2, np.float32)})
     with pytest.raises(TypeError, match="argument"):
         tree({"a": np.ones(2, np.float32), "b": "text"})
+
+
+def test_arrays_compare_element_wise_and_are_not_hashable():
+    """Issue 13, item 3: ``Array == 3`` was ``False`` (identity), ``!=`` ``True``."""
+    a = device_put(np.array([[1, 3], [5, 3]], np.int32), "{0,1}")
+    np.testing.assert_array_equal(np.asarray(a == 3), [[False, True], [False, True]])
+    np.testing.assert_array_equal(np.asarray(a != 3), [[True, False], [True, False]])
+    b = jit(lambda x: x * 2)(np.arange(3, dtype=np.float32))
+    np.testing.assert_array_equal(np.asarray(b == np.array([0, 3, 4], np.float32)),
+                                  [True, False, True])
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(a)
