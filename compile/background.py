@@ -101,6 +101,13 @@ class _PipeWorker:
         tail = "".join(self.stderr_tail).strip().splitlines()[-3:]
         return code != 0, reason + (": " + " | ".join(tail) if tail else "")
 
+    def why_stopped(self, error: Exception) -> str:
+        """Why a request could not be written: how it died, when it did."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(2)  # its pipe closes before it can be reaped
+        return self.ended()[1] if not self.alive else \
+            f"the compile worker stopped reading ({error})"
+
     def close(self, wait: float | None = None) -> None:
         try:
             self.process.stdin.close()
@@ -148,6 +155,9 @@ class _ServerWorker:
     def ended(self) -> tuple[bool, str]:
         return bool(self.pending), (f"the compile server (pid {self.pid}, {self.path}) "
                                     f"closed the connection")
+
+    def why_stopped(self, error: Exception) -> str:
+        return f"the compile worker stopped reading ({error})"
 
     def close(self, wait: float | None = None) -> None:
         for future in list(self.pending.values()) if wait else ():
@@ -340,14 +350,9 @@ class CompileService:
                 for w in self._workers:
                     w.pending.pop(request.get("id"), None)
                 if not isinstance(error, BackgroundCompileError):  # it died: say how
-                    if isinstance(worker, _PipeWorker):
-                        with contextlib.suppress(subprocess.TimeoutExpired):
-                            worker.process.wait(2)  # its pipe closes before it can be reaped
-                    if isinstance(worker, _PipeWorker) and not worker.alive:
-                        reason = worker.ended()[1]
-                    else:
-                        reason = f"the compile worker stopped reading ({error})"
-                    error = BackgroundCompileError(reason)
+                    error = BackgroundCompileError(
+                        worker.why_stopped(error) if worker is not None
+                        else f"the compile worker stopped reading ({error})")
                 future.set_exception(error)
         return future
 

@@ -90,7 +90,8 @@ class Compiled:
         start = time.perf_counter()
         calls = self.kernel_calls()
         library = [c for c in calls if isinstance(c.kernel, LibraryKernel)]
-        missing = [c for c in calls if c not in library and not c.has_code()]
+        missing = [c for c in calls
+                   if not isinstance(c.kernel, LibraryKernel) and not c.has_code()]
         workers = service()
         warm = bool(missing) and disk_cache_usable() and workers.warm()
         if warm or (len(missing) >= PARALLEL_MIN_KERNELS and disk_cache_usable()):

@@ -30,7 +30,8 @@ from .extern import ensure_for_source
 from .runtime import to_buffer
 from .tiers import log, log_level
 
-__all__ = ["Kernel", "kernel_for", "LibraryKernel", "library_kernel", "module_source", "buffer_type", "kernel_buffer",
+__all__ = ["Kernel", "kernel_for", "LibraryKernel", "library_kernel", "library_kernel_of",
+           "module_source", "buffer_type", "kernel_buffer",
            "compile_counts"]
 
 _lock = threading.Lock()
@@ -127,6 +128,18 @@ def _compile_here(kernel: "Kernel | LibraryKernel", types: tuple, what: str) -> 
     return seconds
 
 
+_library_kernels: dict[int, LibraryKernel] = {}
+
+
+def library_kernel_of(fn: Any) -> LibraryKernel:
+    """The library kernel of the Numba function ``fn`` (one per function)."""
+    with _lock:
+        kernel = _library_kernels.get(id(fn))
+        if kernel is None:
+            kernel = _library_kernels[id(fn)] = LibraryKernel(fn)
+        return kernel
+
+
 def library_kernel(path: str, function: str) -> LibraryKernel:
     """The library kernel ``function`` of the module of :mod:`compile.kernels`
     at ``path`` (how a compile worker finds what a client asks for)."""
@@ -134,7 +147,7 @@ def library_kernel(path: str, function: str) -> LibraryKernel:
     module = importlib.import_module(f"{kernels.__name__}.{Path(path).stem}")
     if Path(module.__file__).resolve() != Path(path).resolve():
         raise ValueError(f"{path} is not a module of {kernels.__name__}")
-    return LibraryKernel(getattr(module, function))
+    return library_kernel_of(getattr(module, function))
 
 
 def kernel_for(body: str, *, parallel: bool) -> Kernel:

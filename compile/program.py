@@ -30,7 +30,7 @@ from .clusters import Alias, Call, Cluster, form_clusters
 from .codegen import PARALLEL_MIN_WORK, buffer_nbytes
 from .fusion import plan_fusion
 from .generate import GeneratedCode, generate_source
-from .kernel import (Kernel, LibraryKernel, argument_types, kernel_buffer, kernel_for,
+from .kernel import (Kernel, argument_types, kernel_buffer, kernel_for, library_kernel_of,
                      storage_dtype)
 from .layout_index import dense_strides
 from .registry import Buffer, Scratch, elementwise
@@ -187,7 +187,7 @@ class ClusterProgram:
         lines = [line for line in lines if line]
         scratch: dict[int, str] = {}
         for i, (function, arguments) in enumerate(step.calls):
-            kernel = _library_kernel(function)
+            kernel = library_kernel_of(function)
             name = f"k{k}_{i}"
             self._namespace[name] = function
             args, types = [], []
@@ -255,16 +255,6 @@ class ClusterProgram:
         return self._pool.idle()
 
 
-_library_kernels: dict[int, LibraryKernel] = {}
-
-
-def _library_kernel(function) -> LibraryKernel:
-    kernel = _library_kernels.get(id(function))
-    if kernel is None:
-        kernel = _library_kernels[id(function)] = LibraryKernel(function)
-    return kernel
-
-
 # Generated code of clusters already seen, by structure: the layers of a deep
 # model are generated once (clusters without sub-graphs, whose code then
 # holds no constants of its own).
@@ -276,16 +266,19 @@ def _generate(cluster: Graph, out_shapes: list[Shape]) -> GeneratedCode:
     if any(isinstance(v, Graph) or (isinstance(v, tuple) and any(isinstance(g, Graph) for g in v))
            for eq in cluster.equations for v in eq.params.values()):
         return generate_source(cluster, out_shapes, "graph_fn", output_params=True)
-    flat = _flat_form(cluster, out_shapes)
+    fused = plan_fusion(cluster.equations, cluster.out_atoms)
+    flat = _flat_form(cluster, out_shapes, fused)
     if flat is not None:
-        code = _generated_for(*flat)
+        code = _generated_for(*flat, flat=_FLAT_EXTENT)
         if not code.constants:
-            return code._replace(fused=plan_fusion(cluster.equations, cluster.out_atoms))
-    return _generated_for(cluster, out_shapes)
+            return code._replace(fused=fused)
+    return _generated_for(cluster, out_shapes)._replace(fused=fused)
 
 
 def _generated_for(cluster: Graph, out_shapes: list[Shape], flat: str | None = None
                    ) -> GeneratedCode:
+    """The code of ``cluster``, generated once per structure (its ``fused``:
+    the cluster's that generated it)."""
     names = value_names(cluster, positional=True)
     key = (tuple(str(v.aval.shape) for v in cluster.in_vars), tuple(map(str, out_shapes)),
            tuple(names[a] if isinstance(a, Var) else repr(a.value) for a in cluster.out_atoms),
@@ -294,8 +287,7 @@ def _generated_for(cluster: Graph, out_shapes: list[Shape], flat: str | None = N
     if code is None:
         code = _generated[key] = generate_source(cluster, out_shapes, "graph_fn",
                                                  output_params=True, flat=flat)
-        return code
-    return code._replace(fused=plan_fusion(cluster.equations, cluster.out_atoms))
+    return code
 
 
 # An element-wise cluster whose values share one dense layout is generated as
@@ -304,17 +296,19 @@ def _generated_for(cluster: Graph, out_shapes: list[Shape], flat: str | None = N
 # and dense layout (Numba compiles it once), never on threads.  Clusters with
 # work enough for threads keep their shape (a prange is decided by size).
 _FLAT_LENGTH = 1 << 30
+_FLAT_EXTENT = "out0.size"
 
 
 def _scalar_broadcast(eq: Equation) -> bool:
     return eq.primitive is broadcast_in_dim_p and not eq.inputs[0].aval.shape.rank
 
 
-def _flat_form(cluster: Graph, out_shapes: list[Shape]) -> tuple | None:
-    """``(cluster over 1-D values, their shapes, flat)`` for :func:`generate_source`
-    when ``cluster`` is flat element-wise: element-wise ops and broadcasts of
-    scalars only (those fused), every other value of one shape in one dense
-    layout, nothing materialised but its results (by element-wise loops)."""
+def _flat_form(cluster: Graph, out_shapes: list[Shape], fused: dict[Var, Equation]
+               ) -> tuple[Graph, list[Shape]] | None:
+    """``cluster`` over 1-D values, and their shapes, when it is flat
+    element-wise: element-wise ops and broadcasts of scalars only (those
+    fused: ``fused``), every other value of one shape in one dense layout,
+    nothing materialised but its results (by element-wise loops)."""
     scalars = {a for eq in cluster.equations if _scalar_broadcast(eq) for a in eq.inputs}
     values = [*(v for v in cluster.in_vars if v not in scalars),
               *(o for eq in cluster.equations for o in eq.outputs)]
@@ -329,7 +323,6 @@ def _flat_form(cluster: Graph, out_shapes: list[Shape]) -> tuple | None:
             any(not isinstance(a, Var) and a.aval.shape.rank
                 for eq in cluster.equations for a in eq.inputs):
         return None
-    fused = plan_fusion(cluster.equations, cluster.out_atoms)
     roots = {eq.outputs[0] for eq in cluster.equations if eq.outputs[0] not in fused}
     looped = {eq.outputs[0] for eq in cluster.equations if eq.primitive in elementwise}
     if not roots <= looped or set(cluster.out_atoms) != roots or \
@@ -350,7 +343,7 @@ def _flat_form(cluster: Graph, out_shapes: list[Shape]) -> tuple | None:
                           else eq.params) for eq in cluster.equations]
     graph = Graph([flat(v) for v in cluster.in_vars], (), (), equations,
                   [flat(a) for a in cluster.out_atoms], name=cluster.name)
-    return graph, [flat(a).aval.shape for a in cluster.out_atoms], "out0.size"
+    return graph, [flat(a).aval.shape for a in cluster.out_atoms]
 
 
 class _BufferPlan:

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["layout_rules", "fused_reads", "fusion_consumers", "cheap_producers",
            "rereading_consumers", "bitcasts", "lowerings", "dynamic_lowerings", "scalar_exprs",
            "vector_math", "library_rules", "library_call", "LibraryCall", "LibraryCalls", "Buffer",
-           "Scratch", "LIBRARY_MAX_ELEMENTS", "elementwise", "Lowering", "ScalarExpr", "FusedRead", "LayoutRule"]
+           "Scratch", "LIBRARY_MAX_ELEMENTS", "elementwise", "Lowering", "ScalarExpr", "FusedRead",
+           "LayoutRule"]
 
 # -- layout assignment -------------------------------------------------------------------
 LayoutRule = Callable[["Equation", list["Shape"]], Optional["Layout"]]

@@ -2,8 +2,9 @@
 into the disk cache, so the process that asked never waits for Numba.
 
 It takes one request per line (JSON: ``id``, ``path`` of a generated module
-in the cache, ``function`` (``graph_fn``), ``types``: the Numba argument
-types, pickled and base64-encoded) and answers one line per request (``id``,
+in the cache and ``function`` (``graph_fn``) — or of a library kernel's
+module in :mod:`compile.kernels` and its name —, ``types``: the Numba
+argument types, pickled and base64-encoded) and answers one line per request (``id``,
 ``ok``, ``seconds`` or ``error``).  Compiling with ``cache=True`` writes
 Numba's index and machine code beside the module, where the asking process
 loads them (:func:`compile.cache.load_module`).
@@ -39,13 +40,12 @@ def compile_request(request: dict) -> float:
     """Compile ``request``'s function for its argument types; returns the seconds taken."""
     from .kernel import Kernel, library_kernel
     start = time.perf_counter()
-    key = (request["path"], request["function"])
-    kernel = _kernels.get(key)
-    if kernel is None and request["function"] != Kernel.function:  # a library kernel
-        kernel = _kernels[key] = library_kernel(request["path"], request["function"])
-    elif kernel is None:  # in the asking process's cache directory, where it loads the code
-        path = Path(request["path"])
-        kernel = _kernels[key] = Kernel(path.read_text(), directory=str(path.parent))
+    path, function = request["path"], request["function"]
+    kernel = _kernels.get((path, function))
+    if kernel is None:  # a generated module in the asking process's cache directory
+        kernel = _kernels[(path, function)] = (  # (where it loads the code), or a library kernel
+            Kernel(Path(path).read_text(), directory=str(Path(path).parent))
+            if function == Kernel.function else library_kernel(path, function))
     kernel.compile(pickle.loads(base64.b64decode(request["types"])))
     return time.perf_counter() - start
 
@@ -66,8 +66,15 @@ def main() -> None:
     asking process has gone, for the disk cache)."""
     replies = sys.stdout
     sys.stdout = sys.stderr  # stray prints must not corrupt the protocol
+    _answer_all(sys.stdin, replies)
+
+
+def _answer_all(requests, replies) -> None:
+    """Answer every request line; once ``replies`` cannot be written (the
+    asking process has gone), go on compiling: the disk cache is filled for
+    its next run."""
     listening = True
-    for line in sys.stdin:
+    for line in requests:
         if not line.strip():
             continue
         reply = answer(line)
@@ -92,23 +99,11 @@ def serve(path: str, idle: float) -> None:
     state = threading.Lock()
 
     def handle(connection: socket.socket) -> None:
-        """Answer one client's requests; when it has gone (it exited before
-        its compiles were done), go on compiling what it sent: the disk cache
-        is filled for its next run."""
-        listening = True
+        """Answer one client's requests (:func:`_answer_all`)."""
         try:
             with connection, connection.makefile("r") as requests, \
                     connection.makefile("w") as replies:
-                for line in requests:
-                    if not line.strip():
-                        continue
-                    reply = answer(line)
-                    if listening:
-                        try:
-                            replies.write(reply)
-                            replies.flush()
-                        except OSError:
-                            listening = False
+                _answer_all(requests, replies)
         except OSError:
             pass
         finally:

@@ -18,7 +18,8 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array
 from numba.np.linalg import ensure_blas, get_blas_kind
 
-__all__ = ["dot_blas", "dot_blas_call", "dot_blas_f32", "dot_blas_f64", "dot_blas_c64", "dot_blas_c128"]
+__all__ = ["dot_blas", "dot_blas_call", "dot_blas_f32", "dot_blas_f64", "dot_blas_c64",
+           "dot_blas_c128"]
 
 _BLAS_TYPES = (types.float32, types.float64, types.complex64, types.complex128)
 _INT_MAX = 2 ** 31 - 1  # BLAS sizes and leading dimensions are C ints

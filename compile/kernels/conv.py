@@ -11,7 +11,8 @@ from numba import njit, types
 
 from .blas import dot_blas
 
-__all__ = ["matmul_loop", "conv_blas", "conv_blas_call", "conv_loop", "conv_blas_f32", "conv_blas_f64",
+__all__ = ["matmul_loop", "conv_blas", "conv_blas_call", "conv_loop", "conv_blas_f32",
+           "conv_blas_f64",
            "conv_blas_c64", "conv_blas_c128"]
 
 

@@ -26,7 +26,8 @@ import numpy as np
 from tracer.core import bf16_array
 from tracer.shapes import PrimitiveType, bf16_from_f32, bf16_to_f32
 
-CONFORMANCE = Path(__file__).resolve().parents[3] / "shared" / "conformance"
+from ..shared_data import conformance_file
+
 
 # dtypes of the case file -> numxla element types
 DTYPES = {
@@ -58,7 +59,7 @@ ERRATA: dict[str, tuple[str, Callable[..., list[np.ndarray]]]] = {
 
 @functools.lru_cache(maxsize=None)
 def load_cases() -> tuple[dict, ...]:
-    cases = json.loads((CONFORMANCE / "stablehlo_cases.json").read_text())
+    cases = json.loads(conformance_file("stablehlo_cases.json").read_text())
     for case in cases:
         if case["id"] in ERRATA:
             _, corrected = ERRATA[case["id"]]

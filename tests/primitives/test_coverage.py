@@ -8,11 +8,12 @@ document but not to numxla fails here.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import primitives
 
-SEED = next((Path(__file__).resolve().parents[3] / "shared" / "seeds").glob("002_*.txt"))
+from ..shared_data import seeds_dir
+
+SEED = next(seeds_dir().glob("002_*.txt"))
 
 # XlaBuilder name in the document -> the numxla primitive(s) that implement it.
 DOCUMENT_OPS = {

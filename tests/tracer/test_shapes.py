@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,8 +19,9 @@ from tracer.shapes import (
     make_shape, multi_index, parse_layout, parse_shape, to_physical,
 )
 
-CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
-CASES = json.loads((CONFORMANCE / "layout_cases.json").read_text())
+from ..shared_data import conformance_file
+
+CASES = json.loads(conformance_file("layout_cases.json").read_text())
 FACTS = {}
 for _fact in CASES["size_and_layout_facts"]:
     FACTS.setdefault(_fact["fact"], []).append(_fact)
