@@ -187,6 +187,10 @@ def _sum_transpose(ct: Any, aval: AbstractValue, window: dict) -> Any:
     """The cotangent of ``reduce_window_sum``'s operand: a transposed
     convolution with a window of ones (JAX's ``_reduce_window_sum_transpose_rule``)."""
     n = aval.ndim
+    if win.scan_axis(aval.dimensions, **window) is not None:
+        # a prefix sum's transpose is the suffix sum (and back): one pass
+        mirrored = tuple((high, low) for low, high in window["padding"])
+        return win.reduce_window_sum_p.bind(ct, **{**window, "padding": mirrored})
     base, wdil, strides = (window["base_dilation"], window["window_dilation"],
                            window["window_strides"])
     config = []

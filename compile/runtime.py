@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from tracer.core import AbstractValue
-from tracer.shapes import Layout, PrimitiveType, Shape, from_physical, parse_layout, to_physical
+from tracer.core import AbstractValue, abstractify
+from tracer.shapes import (Layout, PrimitiveType, Shape, bf16_to_f32, from_physical, parse_layout,
+                           to_physical)
 
 __all__ = ["Array", "device_put", "as_layout", "to_buffer"]
 
@@ -92,17 +93,56 @@ class Array:
             raise TypeError("len() of an unsized Array")
         return self.shape[0]
 
+    def values(self) -> np.ndarray:
+        """The logical elements as a NumPy array (bf16 widened to f32, which
+        NumPy can compute with; ``np.asarray`` gives bf16's raw words)."""
+        out = np.asarray(self)
+        if self.xla_shape.element_type is PrimitiveType.BF16:
+            return bf16_to_f32(out)
+        return out
+
     def __repr__(self) -> str:
-        return f"Array({np.asarray(self)!r}, shape={self.xla_shape})"
+        return f"Array({self.values()!r}, shape={self.xla_shape})"
+
+    def __str__(self) -> str:
+        return str(self.values())
+
+    def __format__(self, spec: str) -> str:
+        values = self.values()
+        return format(values[()] if values.ndim == 0 else values, spec) if spec else str(values)
+
+    def _scalar(self, kind: str) -> np.ndarray:
+        if self.size != 1:
+            raise TypeError(f"only an Array of one element converts to {kind}; this one is "
+                            f"{self.xla_shape}")
+        return self.values().reshape(())
 
     def __float__(self) -> float:
-        return float(np.asarray(self))
+        return float(self._scalar("float"))
 
     def __int__(self) -> int:
-        return int(np.asarray(self))
+        return int(self._scalar("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        t = self.xla_shape.element_type
+        if not (t.is_integral or t is PrimitiveType.PRED):
+            raise TypeError(f"an Array of {t.name.lower()} cannot be used as an index "
+                            "(only integer Arrays can)")
+        return int(self._scalar("an index"))
 
     def __bool__(self) -> bool:
-        return bool(np.asarray(self))
+        return bool(self.values())  # NumPy's rule: one element, else ValueError
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy functions see the logical values (bf16 as f32), never raw words."""
+        inputs = tuple(x.values() if isinstance(x, Array) else x for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(x.values() if isinstance(x, Array) else x
+                                  for x in kwargs["out"])
+        return getattr(ufunc, method)(*inputs, **kwargs)
 
     def __getitem__(self, index):
         return np.asarray(self)[index]
@@ -127,10 +167,14 @@ Array.__hash__ = None  # compared element-wise, as NumPy's and JAX's arrays: not
 
 
 def device_put(x: Any, layout: Any = None) -> Array:
-    """Put ``x`` in a physical buffer with ``layout`` (default major-to-minor)."""
-    arr = np.asarray(x)
-    t = PrimitiveType.from_dtype(arr.dtype)
-    shape = Shape(t, arr.shape, as_layout(layout, arr.ndim))
+    """Put ``x`` in a physical buffer with ``layout`` (default major-to-minor).
+    The element type is ``x``'s own (a bf16 array stays bf16; a Python float
+    becomes f32, as under ``jit``)."""
+    aval = abstractify(np.asarray(x) if isinstance(x, (list, tuple)) else x)
+    if not aval.shape.is_array or any(aval.shape.dynamic_dimensions or ()):
+        raise TypeError(f"device_put: expected a static array, got {aval.shape}")
+    arr = np.asarray(x, dtype=aval.dtype)
+    shape = Shape(aval.element_type, aval.dimensions, as_layout(layout, arr.ndim))
     return Array(to_physical(arr, shape), shape)
 
 

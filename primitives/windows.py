@@ -174,6 +174,77 @@ def _reduce_window_rule(*avals: AbstractValue, computation: Graph, **window
     return [array_value(t, out) for t in types]
 
 
+# --------------------------------------------------------------------------
+# cumulative windows: linear scans instead of a pass per window position
+# --------------------------------------------------------------------------
+
+def scan_axis(shape: Sequence[int], *, window_dimensions, window_strides, padding,
+              base_dilation, window_dilation) -> tuple[int, bool] | None:
+    """``(axis, reverse)`` when the windows are the prefixes of one axis (or,
+    ``reverse``, its suffixes): a window as long as the axis, padded by all
+    but one element on one side, stride 1, no dilation, and windows of one
+    element elsewhere.  These are cumulative reductions (``cumsum``...):
+    result ``i`` along the axis combines elements ``0..i`` (``i..n-1``)."""
+    found = None
+    for d, n in enumerate(shape):
+        if window_strides[d] != 1 or base_dilation[d] != 1 or window_dilation[d] != 1:
+            return None
+        pads = tuple(padding[d])
+        if window_dimensions[d] == 1 and pads == (0, 0):
+            continue
+        if found is not None or n < 2 or window_dimensions[d] != n or \
+                pads not in ((n - 1, 0), (0, n - 1)):
+            return None
+        found = (d, pads == (0, n - 1))
+    return found
+
+
+def _accumulate(ufunc: np.ufunc, x: np.ndarray, axis: int, reverse: bool) -> np.ndarray:
+    if reverse:
+        return np.flip(ufunc.accumulate(np.flip(x, axis), axis=axis), axis)
+    return ufunc.accumulate(x, axis=axis)
+
+
+# computations whose scan is a NumPy accumulate: (numeric, pred) ufuncs
+_SCAN_UFUNCS = {"add": (np.add, np.logical_or), "mul": (np.multiply, np.logical_and),
+                "max": (np.maximum, np.logical_or), "min": (np.minimum, np.logical_and),
+                "and": (np.bitwise_and, np.logical_and), "or": (np.bitwise_or, np.logical_or)}
+
+
+def scanned_monoid(computation: Graph) -> str | None:
+    """The op name when ``computation`` is one commutative monoid op
+    (``add``, ``mul``, ``max``...) of its two parameters."""
+    if len(computation.equations) != 1 or len(computation.in_vars) != 2:
+        return None
+    (eq,) = computation.equations
+    name = eq.primitive.name
+    if name not in _SCAN_UFUNCS or set(eq.inputs) != set(computation.in_vars) or \
+            tuple(eq.outputs) != tuple(computation.out_atoms):
+        return None
+    return name
+
+
+def _scan_reduce_window(computation: Graph, x: np.ndarray, init: Any, extra, scan
+                        ) -> np.ndarray | None:
+    """A cumulative ``reduce_window`` as one accumulate, when that is what the
+    reference's fold computes: ``f(init, x_0), f(f(init, x_0), x_1)...``
+    equals the fold over each window (its padding is ``init``s) when
+    ``f(init, init) == init``."""
+    name = scanned_monoid(computation)
+    t = computation.in_vars[1].aval.element_type  # (bf16 arrives as uint16 words)
+    if name is None or t is PT.BF16 or t.is_complex and name in ("max", "min"):
+        return None
+    init = np.asarray(init, x.dtype)
+    (twice,) = apply_computation(computation, [init, init], extra)
+    if not np.array_equal(twice, init, equal_nan=t.is_floating or t.is_complex):
+        return None
+    numeric, logical = _SCAN_UFUNCS[name]
+    with np.errstate(all="ignore"):
+        scanned = _accumulate(logical if x.dtype == np.bool_ else numeric, x, *scan)
+    (out,) = apply_computation(computation, [np.broadcast_to(init, x.shape), scanned], extra)
+    return np.asarray(out, x.dtype)
+
+
 @reduce_window_p.def_impl
 def _reduce_window_impl(*args: np.ndarray, computation: Graph, **window):
     n = len(computation.out_avals)
@@ -182,6 +253,11 @@ def _reduce_window_impl(*args: np.ndarray, computation: Graph, **window):
     accs = [np.full(out_shape, init, x.dtype) for init, x in zip(inits, operands)]
     if operands[0].size == 0:
         return tuple(accs)
+    scan = scan_axis(operands[0].shape, **window)
+    if scan is not None and n == 1:
+        scanned = _scan_reduce_window(computation, operands[0], inits[0], extra, scan)
+        if scanned is not None:
+            return (scanned,)
     for index, valid in _window_taps(operands[0].shape, out_shape, **window):
         new = apply_computation(computation, [*accs, *(x[index] for x in operands)], extra)
         accs = [np.where(valid, a_new, a) for a_new, a in zip(new, accs)]
@@ -202,6 +278,10 @@ SHORTCUT_WINDOW_REDUCTIONS: dict[str, tuple[tuple[str, ...], Callable, Callable]
 }
 
 
+_SHORTCUT_MONOIDS = {"reduce_window_sum": "add", "reduce_window_max": "max",
+                     "reduce_window_min": "min"}
+
+
 def _shortcut_window_rule(op: str, kinds: tuple[str, ...], x: AbstractValue, **window
                           ) -> AbstractValue:
     check_kinds(op, x, kinds)
@@ -214,6 +294,12 @@ def _shortcut_window_impl(op: str, combine: Callable, identity: Callable, x: np.
     x = widen(x, t)
     out_shape = _check_window(op, abstractify(x), **window)
     acc = np.full(out_shape, identity(x.dtype), x.dtype)
+    scan = scan_axis(x.shape, **window) if x.size else None
+    if scan is not None:  # a cumulative reduction: one pass
+        numeric, logical = _SCAN_UFUNCS[_SHORTCUT_MONOIDS[op]]
+        with np.errstate(all="ignore"):
+            scanned = _accumulate(logical if x.dtype == np.bool_ else numeric, x, *scan)
+            return narrow(combine(acc, scanned).astype(x.dtype, copy=False), t)
     if x.size:
         with np.errstate(all="ignore"):
             for index, valid in _window_taps(x.shape, out_shape, **window):

@@ -348,6 +348,27 @@ class DynamicArray(np.ndarray):
         return AbstractValue(Shape(t, self.shape, dynamic_dimensions=flags))
 
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy functions act on the run-time sizes only, as the op set and
+        compiled code do: padding never takes part.  An element-wise result
+        of the run-time shape is padded back to the bounds."""
+        if "out" in kwargs:
+            return NotImplemented
+        cut = [np.asarray(x)[tuple(slice(0, n) for n in x.dynamic_sizes)]
+               if isinstance(x, DynamicArray) and x.dynamic_sizes is not None else
+               (np.asarray(x) if isinstance(x, DynamicArray) else x) for x in inputs]
+        result = getattr(ufunc, method)(*cut, **kwargs)
+        sized = [x for x in inputs if isinstance(x, DynamicArray) and x.dynamic_sizes is not None]
+        if method != "__call__" or not sized or not isinstance(result, np.ndarray):
+            return result
+        bounds, sizes = sized[0].shape, result.shape
+        if len(sizes) != len(bounds) or any(n > b for n, b in zip(sizes, bounds)):
+            return result
+        padded = np.zeros(bounds, result.dtype)
+        padded[tuple(slice(0, n) for n in sizes)] = result
+        return dynamic_array(padded, sizes)
+
+
 def dynamic_array(padded: np.ndarray, sizes: Sequence[int]) -> DynamicArray:
     out = np.asarray(padded).view(DynamicArray)
     out.dynamic_sizes = tuple(int(n) for n in sizes)

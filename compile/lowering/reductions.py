@@ -89,6 +89,14 @@ def cast(t: PT, text: str) -> str:
     return f"{dtype_name(compute_type(t))}({text})"
 
 
+def accumulator_type(op: str, t: PT) -> PT:
+    """The type a shortcut reduction accumulates ``t`` in where its chain of
+    combinations is sequential: f32 sums in f64, as NumPy's pairwise sum is
+    accurate (a chain of a million f32 additions drifts by 1e-3), the rest in
+    their compute type."""
+    return PT.F64 if op == "add" and t is PT.F32 else compute_type(t)
+
+
 def read_scalar(ctx: LoweringContext, atom: Var | Literal) -> str:
     """A rank-0 operand (an init value, a captured scalar) as source text."""
     if atom.aval.ndim:
@@ -141,8 +149,9 @@ _LANE_OPS = ("add", "mul", "max", "min")
 def _emit_lanes(ctx: LoweringContext, x: Var, idx: list[str], inner: Sequence[int], op: str,
                 t: PT, identity: str, acc: str, lanes: str) -> None:
     """The inner (reduced) loops, the most-minor one split into blocks of
-    ``_LANES`` accumulated lane-wise into ``lanes``; the tail and then the
-    lanes (pairwise) are folded into ``acc``."""
+    ``_LANES`` accumulated lane-wise into ``lanes`` (of ``t``); the tail and
+    then the lanes (pairwise) are folded into ``acc``."""
+    acc_type = dtype_name(accumulator_type(op, t))
     minor = inner[-1]
     size = x.aval.dimensions[minor]
     blocks = size // _LANES
@@ -158,7 +167,7 @@ def _emit_lanes(ctx: LoweringContext, x: Var, idx: list[str], inner: Sequence[in
                          f"{monoid_text(op, t, f'{lanes}[{lane}]', ctx.read(x, at))}")
         if size % _LANES:
             with ctx.block(f"for {idx[minor]} in range({blocks * _LANES}, {size}):"):
-                ctx.emit(f"{acc} = {cast(t, monoid_text(op, t, acc, ctx.read(x, idx)))}")
+                ctx.emit(f"{acc} = {acc_type}({monoid_text(op, t, acc, ctx.read(x, idx))})")
     # fold the lanes pairwise (vectorised halvings), not in one latency-bound chain
     width = _LANES // 2
     while width >= 1:
@@ -166,7 +175,7 @@ def _emit_lanes(ctx: LoweringContext, x: Var, idx: list[str], inner: Sequence[in
             ctx.emit(f"{lanes}[{lane}] = "
                      f"{monoid_text(op, t, f'{lanes}[{lane}]', f'{lanes}[{lane} + {width}]')}")
         width //= 2
-    ctx.emit(f"{acc} = {cast(t, monoid_text(op, t, acc, f'{lanes}[0]'))}")
+    ctx.emit(f"{acc} = {acc_type}({monoid_text(op, t, acc, f'{lanes}[0]')})")
 
 
 # Large reductions run on threads: chunks of a kept dimension (the outermost
@@ -206,11 +215,13 @@ def _lower_shortcut(name: str):
                 ctx.write(out, o, identity)
             return
         reduced_outside = any(d in axes for d in outer)
+        acc_type = accumulator_type(op, t)
         acc_var = out
         if reduced_outside or not inner:
-            # accumulate in memory: the result, or an f32 scratch for 16-bit floats
-            if t in HALF_TYPES:
-                acc_var = scratch_buffer(ctx, out.aval.shape, PT.F32)
+            # accumulate in memory: the result, or a scratch buffer of the
+            # accumulator type (f32 for 16-bit floats, f64 for f32 sums)
+            if acc_type is not t:
+                acc_var = scratch_buffer(ctx, out.aval.shape, acc_type)
             with ctx.loops(out.aval.shape, prefix="o") as o:
                 ctx.write(acc_var, o, identity)
         minor = inner[-1] if inner else None
@@ -270,10 +281,11 @@ def _lower_shortcut(name: str):
             elif inner:
                 acc = ctx.fresh("acc")
                 start = ctx.read(acc_var, kept) if reduced_outside else identity
-                ctx.emit(f"{acc} = {cast(t, start)}")
+                ctx.emit(f"{acc} = {dtype_name(acc_type)}({start})")
                 if lanes is None:
                     with loops_in_order(ctx, inner, shape.dimensions, idx):
-                        ctx.emit(f"{acc} = {cast(t, monoid_text(op, t, acc, ctx.read(x, idx)))}")
+                        combined = monoid_text(op, t, acc, ctx.read(x, idx))
+                        ctx.emit(f"{acc} = {dtype_name(acc_type)}({combined})")
                 else:
                     _emit_lanes(ctx, x, idx, inner, op, t, identity, acc, lanes)
                 ctx.write(acc_var, kept, acc)

@@ -27,8 +27,12 @@ from __future__ import annotations
 import contextlib
 from typing import Callable, Iterator, Sequence
 
+import numpy as np
+
 from primitives import windows as win
-from tracer.graph import Equation, Var
+from primitives.reductions import apply_computation
+from tracer.core import AbstractValue
+from tracer.graph import Equation, Literal, Var
 from tracer.shapes import PrimitiveType as PT, Shape
 
 from ..codegen import LoweringContext
@@ -103,6 +107,19 @@ def _window_params(eq: Equation, rank: int) -> dict:
 # ReduceWindow
 # --------------------------------------------------------------------------
 
+def _scan_is_fold(computation, init: Var | Literal, operand: AbstractValue) -> bool:
+    """A cumulative ``reduce_window`` may run as a scan when its computation
+    is one commutative monoid op and ``f(init, init) == init`` (the windows'
+    padding then changes nothing): the reference does the same."""
+    if not isinstance(init, Literal) or win.scanned_monoid(computation) is None or \
+            operand.element_type in HALF_TYPES:
+        return False
+    value = np.asarray(init.value, operand.dtype)
+    (twice,) = apply_computation(computation, [value, value])
+    t = operand.element_type
+    return bool(np.array_equal(twice, value, equal_nan=t.is_floating or t.is_complex))
+
+
 def _lower_reduce_window(ctx: LoweringContext, eq: Equation) -> None:
     computation = eq.params["computation"]
     n = len(eq.outputs)
@@ -117,6 +134,14 @@ def _lower_reduce_window(ctx: LoweringContext, eq: Equation) -> None:
         ctx.alloc(out)
     init_texts = [cast(t, read_scalar(ctx, i)) for t, i in zip(types, inits)]
     out_shape = outs[0].aval.shape
+    scan = win.scan_axis(base.dimensions, **window) if base.size and n == 1 else None
+    if scan is not None and _scan_is_fold(computation, inits[0], xs[0].aval):
+        def combine(previous: str | None, value: str) -> str:
+            (r,) = ctx.scalar_graph(computation, [previous or init_texts[0], value,
+                                                  *extra_texts])
+            return cast(types[0], r)
+        _emit_scan(ctx, xs[0], outs[0], scan, combine)
+        return
     with ctx.loops(out_shape, prefix="o") as o:
         accs = [ctx.fresh("acc") for _ in outs]
         for acc, init in zip(accs, init_texts):
@@ -135,6 +160,27 @@ def _lower_reduce_window(ctx: LoweringContext, eq: Equation) -> None:
             ctx.write(out, o, acc)
 
 
+def _emit_scan(ctx: LoweringContext, x: Var, acc: Var, scan: tuple[int, bool],
+               combine: Callable[[str, str], str]) -> None:
+    """A cumulative window reduction in one pass: along the scan axis,
+    ``acc[.., p, ..] = combine(acc[.., p -/+ 1, ..], x[.., p, ..])`` with the
+    first position ``combine(None, x)``; the other loops in physical order."""
+    axis, reverse = scan
+    n = x.aval.dimensions[axis]
+    with ctx.loops(acc.aval.shape, prefix="o") as o:
+        at = list(o)
+        if reverse:
+            at[axis] = ctx.fresh("p")
+            ctx.emit(f"{at[axis]} = {n - 1} - {o[axis]}")
+        previous = list(at)
+        previous[axis] = f"{at[axis]} + 1" if reverse else f"{at[axis]} - 1"
+        value = ctx.read(x, at)
+        with ctx.block(f"if {o[axis]} == 0:"):
+            ctx.write(acc, at, combine(None, value))
+        with ctx.block("else:"):
+            ctx.write(acc, at, combine(ctx.read(acc, previous), value))
+
+
 def _lower_shortcut(name: str):
     op, reduction = _SHORTCUT_OPS[name]
 
@@ -145,6 +191,16 @@ def _lower_shortcut(name: str):
         window = _window_params(eq, len(base.dimensions))
         identity = identity_text(reduction, t)
         ctx.alloc(out)
+        scan = win.scan_axis(base.dimensions, **window) if base.size else None
+        if scan is not None:
+            # 16-bit floats accumulate in f32 and round once, as the reference
+            acc = scratch_buffer(ctx, out.aval.shape, PT.F32) if t in HALF_TYPES else out
+            _emit_scan(ctx, x, acc, scan, lambda previous, value: cast(
+                t, monoid_text(op, t, identity if previous is None else previous, value)))
+            if acc is not out:
+                with ctx.loops(out.aval.shape, prefix="o") as o:
+                    ctx.write(out, o, ctx.read(acc, o))
+            return
         with ctx.loops(out.aval.shape, prefix="o") as o:
             acc = ctx.fresh("acc")
             ctx.emit(f"{acc} = {identity}")
