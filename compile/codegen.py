@@ -104,11 +104,12 @@ class LoweringContext:
         self.aliases: dict[Var, Var] = {}  # value -> the value whose buffer it shares
         self.fused: dict[Var, Equation] = {}  # values computed inside their consumers' loops
         # Loops may take a fast path that is wrong for rare inputs (trig of
-        # huge arguments): ``guard`` names a counter such a loop increments
-        # for each of them; the equation is then emitted again with
-        # ``exact`` set, behind ``if guard != 0`` (see lower_equations).
-        self.guard: str | None = None
-        self.guard_used = False
+        # huge arguments): each such use counts them in a counter of its own
+        # (a prange reduction variable may be updated once per iteration),
+        # initialised in the ``guards`` block before the loop; the equation is
+        # then emitted again with ``exact`` set, behind ``if counters != 0``.
+        self.guards: Block | None = None
+        self.guard_counters: list[str] = []
         self.exact = False
         self._rerun_outputs: set[Var] = set()
         self.parallel = False  # some loop is a prange: compile with parallel=True
@@ -262,10 +263,12 @@ class LoweringContext:
     def use_guard(self) -> str | None:
         """The counter a fast loop path increments for inputs it gets wrong
         (None: emit the exact code)."""
-        if self.exact or self.guard is None:
+        if self.exact or self.guards is None:
             return None
-        self.guard_used = True
-        return self.guard
+        counter = self.fresh("nbig")
+        self.guards.body.append(Line(f"{counter} = 0"))
+        self.guard_counters.append(counter)
+        return counter
 
     def lower_equations(self, equations: Sequence[Equation], results: Sequence[Var | Literal]
                         ) -> None:
@@ -307,19 +310,18 @@ class LoweringContext:
         return dynamic
 
     def _lower_guarded(self, rule: Lowering, eq: Equation) -> None:
-        saved = self.guard, self.guard_used
-        self.guard, self.guard_used = self.fresh("nbig"), False
-        counter = self.emit(f"{self.guard} = 0")
+        saved = self.guards, self.guard_counters
+        self.guards, self.guard_counters = Block(), []
+        self._open[-1].body.append(self.guards)
         rule(self, eq)
-        counter.needed = self.guard_used
-        if self.guard_used and not self.exact:
-            with self.block(f"if {self.guard} != 0:"):
+        if self.guard_counters and not self.exact:
+            with self.block(f"if {' + '.join(self.guard_counters)} != 0:"):
                 self.exact, self._rerun_outputs = True, set(eq.outputs)
                 try:
                     rule(self, eq)
                 finally:
                     self.exact, self._rerun_outputs = False, set()
-        self.guard, self.guard_used = saved
+        self.guards, self.guard_counters = saved
 
     def inline_graph(self, graph: Graph, inputs: Sequence[str]) -> list[str]:
         """Emit ``graph``'s equations here, its parameters bound to the buffers

@@ -118,3 +118,31 @@ def test_cumsum_gradient_is_a_reverse_cumsum():
     expected = np.cumsum(weights[::-1].astype(np.float64))[::-1]
     np.testing.assert_allclose(g(np.zeros(n, np.float32)), expected, rtol=1e-4)
     np.testing.assert_allclose(np.asarray(jit(g)(np.zeros(n, np.float32))), expected, rtol=1e-4)
+
+
+def test_sort_of_a_transcendental_chain_compiles_in_bounded_time():
+    """Issue 13 item 9: this graph sat in Numba's ParforFusionPass for 1500 s."""
+    import time
+    x = np.linspace(-2, 2, 1024 * 2048, dtype=np.float32).reshape(1024, 2048)
+
+    def f(v):
+        return lax.sort(lax.sin(lax.exp(v)) + lax.logistic(v), dimension=1)
+
+    start = time.perf_counter()
+    got = np.asarray(jit(f)(x))
+    assert time.perf_counter() - start < 120
+    expected = np.sort(np.sin(np.exp(x)) + 1 / (1 + np.exp(-x)), axis=1)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_several_trig_ops_in_one_threaded_loop():
+    """Each sin in a prange body counts its huge arguments in a reduction
+    variable of its own (one shared counter updated twice per iteration is
+    refused by Numba's parfor pass)."""
+    x = np.linspace(-3, 3, 1024 * 2048, dtype=np.float32).reshape(1024, 2048)
+    x[5, 7] = 1e30  # beyond the fast path's bound: the exact re-run
+    r = np.linspace(0, 1, 2048, dtype=np.float32)
+    got = jit(lambda v, w: lax.sin(v) * w[None, :] + lax.cos(v * 2.0) * w[None, :])(x, r)
+    x64 = x.astype(np.float64)
+    expected = np.sin(x64) * r + np.cos(x64 * 2.0) * r
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-5)
