@@ -113,6 +113,7 @@ class LoweringContext:
         self.exact = False
         self._rerun_outputs: set[Var] = set()
         self.parallel = False  # some loop is a prange: compile with parallel=True
+        self.index_scope = ""  # suffix of loop index names (see index_name)
         # a flat element-wise kernel (compile.program): its 1-D loops run to
         # this run-time extent (source text), never on threads
         self.flat: str | None = None
@@ -142,6 +143,11 @@ class LoweringContext:
         self.helper_functions: list[str] = []
 
     # -- names and lines ----------------------------------------------------------
+    def index_name(self, prefix: str, d: int) -> str:
+        """The index variable of dimension ``d`` of a loop nest (``i0``...),
+        distinct inside an array computation nested in another loop nest."""
+        return f"{prefix}{d}{self.index_scope}"
+
     def fresh(self, prefix: str) -> str:
         self._counter += 1
         return f"{prefix}{self._counter}"
@@ -356,7 +362,14 @@ class LoweringContext:
     def scalar_graph(self, graph: Graph, args: Sequence[str]) -> list[str]:
         """Emit a computation on rank-0 values (a reducer, a comparator, a
         scatter update) as scalar statements on the expressions ``args``;
-        returns the expressions of its results."""
+        returns the expressions of its results.
+
+        A computation with array ops inside (XLA allows a comparator that
+        broadcasts its scalars, takes an iota, slices and reshapes back) is
+        emitted as a small array program on rank-0 buffers instead."""
+        if not all(eq.primitive in scalar_exprs and not any(v.aval.ndim for v in eq.outputs)
+                   for eq in graph.equations):
+            return self._array_graph(graph, args)
         env: dict[Var, str] = dict(zip(graph.in_vars, args))
         for var, value in zip(graph.const_vars, graph.const_values):
             env[var] = literal_text(np.asarray(value).reshape(()), var.aval.element_type)
@@ -366,10 +379,7 @@ class LoweringContext:
                 else env[atom]
 
         for eq in graph.equations:
-            rule = scalar_exprs.get(eq.primitive)
-            if rule is None or any(v.aval.ndim for v in eq.outputs):
-                raise NotImplementedError(f"{eq.primitive.name} inside a scalar computation "
-                                          f"has no scalar lowering")
+            rule = scalar_exprs[eq.primitive]
             operand_type = eq.inputs[-1].aval.element_type if eq.inputs else \
                 eq.outputs[0].aval.element_type
             value = rule(operand_type, eq.params, *(text(a) for a in eq.inputs))
@@ -378,6 +388,29 @@ class LoweringContext:
             self.emit(f"{name} = {value}")
             env[eq.outputs[0]] = name
         return [text(a) for a in graph.out_atoms]
+
+    def _array_graph(self, graph: Graph, args: Sequence[str]) -> list[str]:
+        """``graph`` on scalars ``args`` through its array lowerings: each
+        argument written to a rank-0 buffer, the graph inlined on them, its
+        results read back as scalars."""
+        buffers = []
+        for var, arg in zip(graph.in_vars, args):
+            holder = Var(var.aval)
+            buffers.append(self.alloc(holder, own=True))
+            self.write(holder, [], arg)
+        saved, self.index_scope = self.index_scope, "_" + self.fresh("n")
+        try:  # its loops must not reuse the index names of the loops around it
+            results = self.inline_graph(graph, buffers)
+        finally:
+            self.index_scope = saved
+        out = []
+        for atom, name in zip(graph.out_atoms, results):
+            holder = Var(atom.aval)
+            self._names[holder] = name
+            value = self.fresh("s")
+            self.emit(f"{value} = {self.read(holder, [])}")
+            out.append(value)
+        return out
 
     @contextlib.contextmanager
     def loops(self, shape: Shape, prefix: str = "i", *, may_parallelise: bool = False
@@ -391,11 +424,11 @@ class LoweringContext:
         (:func:`worth_threads`)."""
         dims = shape.dimensions
         if self.flat is not None and len(dims) == 1:  # a flat kernel: the extent at run time
-            loops = [Loop(f"{prefix}0", self.flat)]
+            loops = [Loop(self.index_name(prefix, 0), self.flat)]
             index = [loops[0].index]
         else:
             # a dimension of size 1 is index 0, no loop (each loop costs Numba compile time)
-            index = [f"{prefix}{d}" if n != 1 else "0" for d, n in enumerate(dims)]
+            index = [self.index_name(prefix, d) if n != 1 else "0" for d, n in enumerate(dims)]
             loops = [Loop(index[d], str(dims[d])) for d in loop_order(shape) if dims[d] != 1]
         calls = self.math_calls
         with contextlib.ExitStack() as stack:

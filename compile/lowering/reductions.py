@@ -205,7 +205,7 @@ def _lower_shortcut(name: str):
         axes = eq.params["axes"]
         t = x.aval.element_type
         shape = x.aval.shape
-        idx = [f"i{d}" for d in range(len(shape.dimensions))]
+        idx = [ctx.index_name("i", d) for d in range(len(shape.dimensions))]
         kept = [i for d, i in enumerate(idx) if d not in axes]
         outer, inner = _reduction_order(shape, axes, row_major_reduced=False)
         identity = identity_text(name, t)
@@ -316,7 +316,7 @@ def _lower_arg(better: str):
         index_type: PT = eq.params["index_dtype"]
         t = x.aval.element_type
         shape = x.aval.shape
-        idx = [f"i{d}" for d in range(len(shape.dimensions))]
+        idx = [ctx.index_name("i", d) for d in range(len(shape.dimensions))]
         kept = [i for d, i in enumerate(idx) if d != axis]
         outer, inner = _reduction_order(shape, (axis,), row_major_reduced=True)
         ctx.alloc(out)
@@ -373,7 +373,7 @@ def _lower_reduce(ctx: LoweringContext, eq: Equation) -> None:
     outs = eq.outputs
     types = [x.aval.element_type for x in xs]
     shape = xs[0].aval.shape
-    idx = [f"i{d}" for d in range(len(shape.dimensions))]
+    idx = [ctx.index_name("i", d) for d in range(len(shape.dimensions))]
     kept = [i for d, i in enumerate(idx) if d not in axes]
     outer, inner = _reduction_order(shape, axes, row_major_reduced=True)
     extra_texts = [read_scalar(ctx, a) for a in extra]

@@ -146,3 +146,29 @@ def test_several_trig_ops_in_one_threaded_loop():
     x64 = x.astype(np.float64)
     expected = np.sin(x64) * r + np.cos(x64 * 2.0) * r
     np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-5)
+
+
+def _multi_element_less(a, b):
+    """XLA's sort_test MultiElementComparator: the scalars broadcast, an iota
+    added, compared as vectors, one element sliced and reshaped back."""
+    va, vb = lax.broadcast_in_dim(a, (2,), ()), lax.broadcast_in_dim(b, (2,), ())
+    offsets = lax.iota(np.float32, 2)
+    less = lax.lt(va + offsets, vb + offsets)
+    return lax.reshape(lax.slice(less, (1,), (2,)), ())
+
+
+def test_sort_comparator_with_array_ops():
+    x = np.random.default_rng(3).uniform(-50, 50, (32, 5)).astype(np.float32)
+    got = jit(lambda v: lax.sort(v, dimension=0, comparator=_multi_element_less))(x)
+    np.testing.assert_array_equal(np.asarray(got), np.sort(x, axis=0))
+
+
+def test_reduce_computation_with_array_ops_inside_loops():
+    """The computation's own loops are nested in the reduction's: their index
+    names must differ (a shared ``i0`` gave garbage)."""
+    def add_through_vectors(acc, x):
+        both = lax.broadcast_in_dim(acc, (3,), ()) + lax.broadcast_in_dim(x, (3,), ())
+        return lax.reduce_max(both, (0,))
+    y = np.arange(12, dtype=np.float32).reshape(3, 4)
+    got = jit(lambda v: lax.reduce(v, np.float32(0), add_through_vectors, (1,)))(y)
+    np.testing.assert_array_equal(np.asarray(got), y.sum(axis=1))
