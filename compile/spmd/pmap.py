@@ -6,6 +6,7 @@ runs without the GIL (Numba ``nogil``), so replicas compute in parallel.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -17,7 +18,7 @@ from tracer.tracing import trace_pytree
 
 from ..jit import Compiled
 from .mpi import mpi_world
-from .rendezvous import Rendezvous, _process
+from .rendezvous import CollectiveError, Rendezvous, _process
 
 __all__ = ["pmap", "PmappedFunction"]
 
@@ -36,6 +37,37 @@ def _run_process(compiled: Compiled, leaves: Sequence[Any], rendezvous: Any, ind
         rendezvous.abort(error)
     finally:
         _process.rendezvous = None
+
+
+# After one replica fails, how long the others have to notice and return
+# before the call raises without them (a replica stuck in an endless loop or
+# a long host callback never looks at the rendezvous).
+_GRACE_SECONDS = 1.0
+
+
+class _ReplicasLeftRunning(Exception):
+    """Carries the ``CollectiveError`` of a run whose replicas did not all stop."""
+
+    def __init__(self, error: CollectiveError):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _join_replicas(threads: Sequence[threading.Thread], rendezvous: Rendezvous, *,
+                   grace: float) -> list[threading.Thread]:
+    """Wait for the replica threads; once the run has failed, wait at most
+    ``grace`` seconds more.  Returns the threads still running."""
+    give_up = None
+    while True:
+        alive = [t for t in threads if t.is_alive()]
+        if not alive:
+            return []
+        if rendezvous.error is not None:
+            now = time.monotonic()
+            give_up = give_up or now + grace
+            if now >= give_up:
+                return alive
+        alive[0].join(0.02)
 
 
 class _Program(NamedTuple):
@@ -142,8 +174,12 @@ class PmappedFunction:
             shared = {}
         try:
             results = run(program, n, per_replica, shared)
+        except _ReplicasLeftRunning as stuck:
+            shared = None  # still in use by the replicas left running: never reused
+            raise stuck.error from None
         finally:
-            self._shared_pools.append(shared)
+            if shared is not None:
+                self._shared_pools.append(shared)
         # out_axes None: the value is the same on every process (JAX's promise): one's
         stacked = [np.asarray(results[0][j]) if d is None else
                    np.stack([np.asarray(results[i][j]) for i in range(n)], axis=d)
@@ -162,9 +198,16 @@ class PmappedFunction:
                    for i in range(n)]
         for t in threads:
             t.start()
-        for t in threads:
-            t.join()
+        stuck = _join_replicas(threads, rendezvous, grace=min(self.timeout, _GRACE_SECONDS))
         raised = [e for e in errors if e is not None]
+        if stuck:
+            names = ", ".join(t.name for t in stuck)
+            error = CollectiveError(
+                f"{rendezvous.error}; {names} did not stop within "
+                f"{min(self.timeout, _GRACE_SECONDS):g} s of that failure and "
+                f"{'is' if len(stuck) == 1 else 'are'} left running in the background "
+                f"(a thread cannot be killed); the next call starts afresh")
+            raise _ReplicasLeftRunning(error)
         if raised:
             # the process that failed first, not those its failure woke up
             raise rendezvous.error if rendezvous.error in raised else raised[0]

@@ -172,3 +172,33 @@ def test_reduce_computation_with_array_ops_inside_loops():
     y = np.arange(12, dtype=np.float32).reshape(3, 4)
     got = jit(lambda v: lax.reduce(v, np.float32(0), add_through_vectors, (1,)))(y)
     np.testing.assert_array_equal(np.asarray(got), y.sum(axis=1))
+
+
+def test_a_stuck_replica_does_not_hang_pmap():
+    """Issue 13 item 8: a replica that never looks at the rendezvous (a long
+    loop of host callbacks here; an endless loop alike) no longer keeps the
+    call waiting once the others time out; the next call works."""
+    import time
+
+    from compile.spmd.pmap import pmap
+    from compile.spmd.rendezvous import CollectiveError
+    from primitives import side_effects as se
+
+    se.register_custom_call_target("test_reliability_nap", lambda v: (time.sleep(0.25), v)[1])
+
+    def fn(v):
+        def body(carry):
+            count, value = carry
+            return count + 1, lax.custom_call("test_reliability_nap", [value],
+                                              result_shapes="f32[1]")
+        # replica 1 naps 24 times (6 s); replica 0 goes straight to the psum
+        limit = lax.convert_element_type(v[0], np.int32)
+        _, value = lax.while_loop(lambda c: c[0] < limit, body, (np.int32(0), v))
+        return lax.psum(value, "i")
+
+    stuck = pmap(fn, axis_name="i", timeout=0.5)
+    start = time.perf_counter()
+    with pytest.raises(CollectiveError, match="left running"):
+        stuck(np.array([[0.0], [24.0]], np.float32))
+    assert time.perf_counter() - start < 4
+    np.testing.assert_array_equal(stuck(np.zeros((2, 1), np.float32)), [[0.0], [0.0]])
