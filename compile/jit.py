@@ -271,12 +271,32 @@ class Lowered:
         return compiled
 
 
+def _with_layout(shape: Shape, layout: Any, what: str) -> Shape:
+    """``shape`` in ``layout``; a bad layout is an error naming ``what`` and the shape."""
+    try:
+        return shape.with_layout(as_layout(layout, len(shape.dimensions)))
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"jit: {what} ({shape}): {error}") from None
+
+
+def _function_name(fn: Callable) -> str:
+    """A name for ``fn`` in messages and compiled code (a ``functools.partial``
+    or a callable object has no ``__name__`` of its own)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
 class JittedFunction:
     """The result of ``jit(f)``: calls compile once per signature."""
 
     def __init__(self, fn: Callable, *, static_argnums=None, static_argnames=None,
                  in_layouts=None, out_layouts=None, tiered: bool | None = None):
+        if not callable(fn):
+            raise TypeError(f"jit: expected a function to compile, got {type(fn).__name__} "
+                            f"{fn!r:.60}")
         functools.update_wrapper(self, fn)
+        self.__name__ = _function_name(fn)
         self.fn = fn
         self.tiered = tiered
         self.static_argnums = static_argnums
@@ -304,12 +324,21 @@ class JittedFunction:
         specs = self.in_layouts
         if _is_layout_like(specs):
             specs = (specs,) * len(dyn_args)
+        elif not isinstance(specs, (tuple, list)):
+            raise TypeError(f"jit: in_layouts must be one layout (a Layout, layout text such "
+                            f"as '{{1,0}}', a minor_to_major tuple) or one entry per "
+                            f"positional argument; got {specs!r}")
         if len(specs) != len(dyn_args):
             raise ValueError(f"in_layouts has {len(specs)} entries for {len(dyn_args)} "
                              f"positional arguments")
         out, pos = list(avals), 0
-        for arg, spec in zip(dyn_args, specs):
+        for index, (arg, spec) in enumerate(zip(dyn_args, specs)):
             n = len(pytree.tree_leaves(arg))
+            if not (_is_layout_like(spec) or isinstance(spec, (tuple, list))):
+                raise TypeError(f"jit: in_layouts entry {spec!r} for positional argument "
+                                f"{index} is not a layout (a Layout, layout text "
+                                f"such as '{{1,0}}', a minor_to_major tuple or None) nor a "
+                                f"sequence of them")
             per_leaf = [spec] * n if _is_layout_like(spec) else list(spec)
             if len(per_leaf) != n:
                 raise ValueError(f"in_layouts entry {spec!r} does not match an argument "
@@ -317,8 +346,9 @@ class JittedFunction:
             for j, layout in enumerate(per_leaf):
                 if layout is not None:
                     av = out[pos + j]
-                    out[pos + j] = AbstractValue(av.shape.with_layout(as_layout(layout, av.ndim)),
-                                                 av.weak_type)
+                    shape = _with_layout(av.shape, layout, f"in_layouts entry for argument "
+                                                           f"leaf {pos + j}")
+                    out[pos + j] = AbstractValue(shape, av.weak_type)
             pos += n
         return out
 
@@ -331,8 +361,8 @@ class JittedFunction:
             specs = [specs] * len(shapes)
         if len(specs) != len(shapes):
             raise ValueError(f"out_layouts has {len(specs)} entries for {len(shapes)} outputs")
-        return [s if spec is None else s.with_layout(as_layout(spec, len(s.dimensions)))
-                for s, spec in zip(shapes, specs)]
+        return [s if spec is None else _with_layout(s, spec, f"out_layouts entry for output {i}")
+                for i, (s, spec) in enumerate(zip(shapes, specs))]
 
     # -- tracing and compiling ------------------------------------------------------
     def _trace(self, signature: Signature, dyn_args: tuple, dyn_kwargs: dict) -> Graph:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tracer.core import AbstractValue, abstractify
+from tracer.core import AbstractValue, abstractify, to_numpy
 from tracer.shapes import (Layout, PrimitiveType, Shape, bf16_to_f32, from_physical, parse_layout,
                            to_physical)
 
@@ -34,7 +34,11 @@ def as_layout(layout: Any, rank: int) -> Layout:
         return parse_shape(text).layout
     if layout is None:
         return Layout.default(rank)
-    return Layout(tuple(layout))
+    if not isinstance(layout, (tuple, list)) or \
+            not all(isinstance(d, (int, np.integer)) for d in layout):
+        raise TypeError(f"a layout is a Layout, layout text such as '{{0,1}}', shape text or "
+                        f"a minor_to_major sequence of ints; got {layout!r}")
+    return Layout(tuple(int(d) for d in layout))
 
 
 class Array:
@@ -182,7 +186,7 @@ def to_buffer(x: Any, aval: AbstractValue) -> np.ndarray:
     """The physical buffer of argument ``x`` for a parameter of type ``aval``."""
     if isinstance(x, Array) and x.xla_shape == aval.shape:
         return x.buffer
-    arr = np.asarray(x, dtype=aval.dtype)
+    arr = to_numpy(x, aval)
     if aval.shape.layout == Layout.default(arr.ndim):
         return np.ascontiguousarray(arr).reshape(-1)
     return to_physical(arr, aval.shape)

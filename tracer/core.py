@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .shapes import PrimitiveType, Shape
+from .shapes import PrimitiveType, Shape, ShapeTooLarge
 
 __all__ = [
     "AbstractValue", "Primitive", "TypedPrimitive", "Tracer", "Interpreter", "EvalInterpreter",
@@ -138,6 +138,11 @@ def to_numpy(x: Any, aval: AbstractValue | None = None) -> np.ndarray:
     """A concrete value as a NumPy array of its abstract value's dtype."""
     if aval is None:
         aval = abstractify(x)
+    if not isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)) and \
+            not hasattr(x, "__array__") and hasattr(x, "shape") and hasattr(x, "dtype"):
+        raise TypeError(f"{type(x).__name__} has a shape and dtype ({aval.shape}) but no "
+                        f"values: pass an array to compute (a shape-only value is for "
+                        f"tracing, e.g. jit(f).lower(...))")
     return np.asarray(x, dtype=aval.dtype)
 
 
@@ -182,7 +187,10 @@ class Primitive:
         rule = abstract_eval_rules.get(self)
         if rule is None:
             raise NotImplementedError(f"{self.name}: no shape rule registered")
-        out = rule(*avals, **params)
+        try:
+            out = rule(*avals, **params)
+        except ShapeTooLarge as error:  # raised building a result's Shape: name the op
+            raise ShapeError(self.name, str(error), *avals) from None
         return tuple(out) if self.multiple_results else (out,)
 
     def def_abstract_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
@@ -346,27 +354,6 @@ class DynamicArray(np.ndarray):
             return AbstractValue(Shape(t, self.shape))
         flags = tuple(n < b for n, b in zip(self.dynamic_sizes, self.shape))
         return AbstractValue(Shape(t, self.shape, dynamic_dimensions=flags))
-
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """NumPy functions act on the run-time sizes only, as the op set and
-        compiled code do: padding never takes part.  An element-wise result
-        of the run-time shape is padded back to the bounds."""
-        if "out" in kwargs:
-            return NotImplemented
-        cut = [np.asarray(x)[tuple(slice(0, n) for n in x.dynamic_sizes)]
-               if isinstance(x, DynamicArray) and x.dynamic_sizes is not None else
-               (np.asarray(x) if isinstance(x, DynamicArray) else x) for x in inputs]
-        result = getattr(ufunc, method)(*cut, **kwargs)
-        sized = [x for x in inputs if isinstance(x, DynamicArray) and x.dynamic_sizes is not None]
-        if method != "__call__" or not sized or not isinstance(result, np.ndarray):
-            return result
-        bounds, sizes = sized[0].shape, result.shape
-        if len(sizes) != len(bounds) or any(n > b for n, b in zip(sizes, bounds)):
-            return result
-        padded = np.zeros(bounds, result.dtype)
-        padded[tuple(slice(0, n) for n in sizes)] = result
-        return dynamic_array(padded, sizes)
 
 
 def dynamic_array(padded: np.ndarray, sizes: Sequence[int]) -> DynamicArray:
@@ -585,9 +572,12 @@ class Tracer:
         return fn(self)
 
 
-# Eager bf16 arrays take their operators from the op set too.
+# Eager bf16 arrays take their operators from the op set too, and so do
+# dynamic arrays: ``x * 2 + 1`` computes on the run-time sizes, as under jit
+# (NumPy functions still see the whole padded buffer).
 for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
               "__truediv__", "__rtruediv__", "__matmul__", "__rmatmul__", "__neg__", "__pos__",
               "__abs__", "__pow__", "__rpow__", "__lt__", "__le__", "__gt__", "__ge__",
               "__eq__", "__ne__"):
     setattr(BF16Array, _name, _operator(_name))
+    setattr(DynamicArray, _name, _operator(_name))

@@ -363,6 +363,13 @@ def _default_layout(rank: int) -> Layout:
 # Shape
 # --------------------------------------------------------------------------
 
+_MAX_ELEMENTS = (1 << 63) - 1
+
+
+class ShapeTooLarge(ValueError):
+    """A shape with more elements than an int64 counts."""
+
+
 @dataclass(frozen=True)
 class Shape:
     """An array shape (element type, dimensions, layout), a tuple, or a token.
@@ -399,6 +406,12 @@ class Shape:
             elif not isinstance(layout, Layout):
                 layout = Layout(layout)
             layout.validate_for(dims)
+            if math.prod(dims) > _MAX_ELEMENTS:
+                raise ShapeTooLarge(f"{et.short_name}{list(dims)} has {math.prod(dims)} "
+                                    f"elements, more than an int64 counts (XLA's limit is "
+                                    f"2^63 - 1)")
+            if layout.padding_value is not None:
+                padding_fill(layout.padding_value, et)
             if subs:
                 raise ValueError(f"Shape.tuple_shapes must be empty for {et.short_name} arrays")
         else:
@@ -679,17 +692,27 @@ def _to_storage(x: np.ndarray, element_type: PrimitiveType) -> np.ndarray:
     return x.astype(element_type.numpy_dtype, copy=False)
 
 
+def padding_fill(pad: int | float, element_type: PrimitiveType) -> np.ndarray:
+    """A layout's ``padding_value`` in ``element_type``'s storage form;
+    ValueError when that type cannot hold it exactly (``PV(-1)`` on u8)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        try:
+            fill = _to_storage(np.asarray(pad), element_type)
+        except OverflowError:
+            fill = None
+    back = None if fill is None else \
+        bf16_to_f32(fill) if element_type is PrimitiveType.BF16 else fill
+    if back is None or not (back == pad or (np.isnan(back) and math.isnan(pad))):
+        raise ValueError(f"layout padding_value {pad!r} is not representable as "
+                         f"{element_type.short_name}")
+    return fill
+
+
 def _fill_value(shape: Shape) -> np.ndarray:
     pad = shape.layout.padding_value
     if pad is None:
         return np.zeros((), shape.dtype)
-    with np.errstate(invalid="ignore", over="ignore"):
-        fill = _to_storage(np.asarray(pad), shape.element_type)
-    back = bf16_to_f32(fill) if shape.element_type is PrimitiveType.BF16 else fill
-    if not (back == pad or (np.isnan(back) and math.isnan(pad))):
-        raise ValueError(f"padding_value {pad!r} is not representable as "
-                         f"{shape.element_type.short_name}")
-    return fill
+    return padding_fill(pad, shape.element_type)
 
 
 def to_physical(x: Any, shape: Shape) -> np.ndarray:
