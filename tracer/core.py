@@ -118,6 +118,9 @@ def abstractify(x: Any) -> AbstractValue:
     aval_of = getattr(x, "__numxla_aval__", None)
     if aval_of is not None:
         return aval_of()
+    if isinstance(x, np.ma.MaskedArray):  # its mask would be dropped silently
+        raise TypeError("a NumPy masked array is not a numxla value: its masked elements would "
+                        "count as data; pass arr.filled(value) or arr.data")
     if isinstance(x, (np.ndarray, np.generic)):  # before int/float: np.float64 is a float
         return AbstractValue(Shape(PrimitiveType.from_dtype(x.dtype), tuple(np.shape(x))))
     if isinstance(x, bool):
