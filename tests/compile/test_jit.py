@@ -2,6 +2,7 @@
 per signature, layouts in and out, the runtime ``Array``, the disk cache."""
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -18,16 +19,11 @@ import primitives.numpy as xnp
 from compile import Array, device_put, jit
 from tracer import parse_shape, to_physical
 
+from . import util
+
 REPO = Path(__file__).resolve().parents[2]
 rng = np.random.default_rng(42)
-
-
-def rand(*shape, dtype=np.float32):
-    if np.dtype(dtype).kind in "iu":
-        return rng.integers(-50 if np.dtype(dtype).kind == "i" else 0, 50, shape).astype(dtype)
-    if np.dtype(dtype).kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
+rand = functools.partial(util.rand, rng=rng, bound=50)
 
 
 # -- the starter op set against NumPy ------------------------------------------------
@@ -40,7 +36,7 @@ BINARY = [
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.complex64])
 def test_binary_ops_match_numpy(dtype):
-    x, y = rand(3, 4, dtype=dtype), rand(3, 4, dtype=dtype)
+    x, y = rand((3, 4), dtype), rand((3, 4), dtype)
     ops = [(f, g) for f, g in BINARY if not (np.dtype(dtype).kind == "c" and f in (lax.max, lax.min))]
 
     @jit
@@ -90,7 +86,7 @@ def test_unary_ops_and_nan_propagation_match_numpy():
 
 
 def test_compare_and_select_match_numpy():
-    x, y = rand(5, 3), rand(5, 3)
+    x, y = rand((5, 3)), rand((5, 3))
     f = jit(lambda a, b: [lax.select(lax.compare(a, b, d), a, b)
                           for d in ("EQ", "NE", "LT", "LE", "GT", "GE")] + [a < b, a >= b])
     refs = [np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal]
@@ -102,7 +98,7 @@ def test_compare_and_select_match_numpy():
 
 
 def test_shape_ops_match_numpy():
-    x = rand(2, 3, 4)
+    x = rand((2, 3, 4))
     f = jit(lambda a: (lax.transpose(a, (2, 0, 1)), lax.reshape(a, (6, 4)),
                        lax.reshape(a, (4, 6), dimensions=(2, 1, 0)),
                        lax.broadcast_in_dim(a, (5, 2, 3, 4), (1, 2, 3)),
@@ -116,20 +112,20 @@ def test_shape_ops_match_numpy():
 
 
 def test_reduce_sum_over_any_dimensions():
-    x = rand(3, 4, 5, dtype=np.float64)
+    x = rand((3, 4, 5), np.float64)
     axes_list = [(0,), (1,), (2,), (0, 2), (0, 1, 2), ()]
     f = jit(lambda a: [lax.reduce_sum(a, axes) for axes in axes_list])
     for got, axes in zip(f(x), axes_list):
         np.testing.assert_allclose(np.asarray(got), x.sum(axis=axes), rtol=1e-12)
-    ints = rand(4, 6, dtype=np.int32)
+    ints = rand((4, 6), np.int32)
     np.testing.assert_array_equal(np.asarray(jit(lambda a: a.sum(1))(ints)), ints.sum(1))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.complex128])
 def test_dot_and_dot_general_match_einsum(dtype):
-    a, b = rand(3, 4, dtype=dtype), rand(4, 5, dtype=dtype)
-    v = rand(4, dtype=dtype)
-    bl, br = rand(2, 3, 4, dtype=dtype), rand(2, 5, 4, dtype=dtype)
+    a, b = rand((3, 4), dtype), rand((4, 5), dtype)
+    v = rand((4,), dtype)
+    bl, br = rand((2, 3, 4), dtype), rand((2, 5, 4), dtype)
 
     @jit
     def f(a, b, v, bl, br):
@@ -153,7 +149,7 @@ def test_dot_with_preferred_element_type_accumulates_wider():
 
 
 def test_numpy_style_layer_and_operators():
-    x, w, bias = rand(8, 3), rand(3, 4), rand(4)
+    x, w, bias = rand((8, 3)), rand((3, 4)), rand((4,))
 
     @jit
     def f(x, w, bias):
@@ -219,8 +215,8 @@ def test_pytree_inputs_and_outputs():
     def f(params, xs):
         return {"sum": params["w"] @ xs[0] + params["b"], "pair": (xs[1], None)}
 
-    params = {"w": rand(3, 4), "b": rand(3)}
-    xs = [rand(4), rand(2)]
+    params = {"w": rand((3, 4)), "b": rand((3,))}
+    xs = [rand((4,)), rand((2,))]
     out = f(params, xs)
     np.testing.assert_allclose(np.asarray(out["sum"]), params["w"] @ xs[0] + params["b"],
                                rtol=1e-5)
@@ -243,7 +239,7 @@ LAYOUTS = ["{0,1}", "{1,0:T(2,2)}", "{0,1:T(2,4)(2,1)}", "{1,0:PD(5,7)PV(-1)}"]
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_inputs_and_outputs_in_any_layout(layout):
-    x, y = rand(3, 5), rand(3, 5)
+    x, y = rand((3, 5)), rand((3, 5))
     text = f"f32[3,5]{layout}"
     f = jit(lambda a, b: (a * b + a, (a @ b.T).sum(1)), in_layouts=(text, None),
             out_layouts=[text, None])
@@ -259,7 +255,7 @@ def test_inputs_and_outputs_in_any_layout(layout):
 
 
 def test_array_round_trip_and_reuse_without_conversion():
-    x = rand(4, 6)
+    x = rand((4, 6))
     a = device_put(x, "{0,1:T(2,2)}")
     assert a.shape == (4, 6) and a.dtype == np.float32
     assert a.buffer.size == a.xla_shape.physical_size

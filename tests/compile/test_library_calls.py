@@ -18,7 +18,7 @@ from compile import device_put, jit
 from compile.kernel import Kernel, LibraryKernel
 from compile.registry import LIBRARY_MAX_ELEMENTS
 
-from .test_lower_reductions import assert_all_close, relaid
+from .util import check_all, relaid
 
 rng = np.random.default_rng(5)
 
@@ -160,7 +160,7 @@ def test_convolutions_and_their_gradients_with_packed_operands(numbers):
     program = compiled(fn, x, w)
     names = library_functions(program)
     assert "compile.kernels.conv.conv_blas_call" in names
-    assert_all_close(program(x, w), fn(x, w))  # against the reference semantics
+    check_all(program(x, w), fn(x, w))  # against the reference semantics
     if numbers[0] == "NCHW":  # its features are not minor: packed
         assert "compile.kernels.copy.strided_copy" in names
 
@@ -170,7 +170,7 @@ def test_relaid_convolutions_against_the_reference():
     w = (rng.standard_normal((3, 3, 3, 4)) * 0.3).astype(np.float32)
     fn = value_and_grad(lambda x, w: conv_loss(x, w, ("NHWC", "HWIO", "NHWC")), argnums=(0, 1))
     for shift in range(3):
-        assert_all_close(relaid(fn, (x, w), shift)(x, w), fn(x, w))
+        check_all(relaid(fn, (x, w), shift)(x, w), fn(x, w))
 
 
 # -- copies ------------------------------------------------------------------------------------

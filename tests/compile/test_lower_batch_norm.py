@@ -6,60 +6,24 @@ and results in non-default layouts, and the CNN benchmark's shape.
 Numba compiles slowly, so each test jits one function holding many checks."""
 from __future__ import annotations
 
-import itertools
+import functools
 
 import numpy as np
 
 import compile.lowering.batch_norm  # noqa: F401  (registers the lowerings)
 import primitives as lax
 from compile import jit
-from compile.jit import Lowered
-from tracer import pytree
-from tracer.core import AbstractValue, bf16_array
-from tracer.shapes import Layout, bf16_to_f32
+from tracer.core import bf16_array
+from tracer.shapes import Layout
+
+from . import util
+from .util import column_major, padded, relaid, repeated_tiles, tiled
 
 rng = np.random.default_rng(3)
-
-
-def check(got, want, where=""):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, f"{where}: shape {got.shape} != {want.shape}"
-    assert got.dtype == want.dtype, f"{where}: dtype {got.dtype} != {want.dtype}"
-    if isinstance(want, np.ndarray) and want.dtype == np.uint16:  # bf16 words
-        got, want, tol = bf16_to_f32(got), bf16_to_f32(want), 2e-2
-    else:
-        tol = {np.float16: 3e-3, np.float32: 1e-5, np.float64: 1e-12}[want.dtype.type]
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=where)
-
-
-def check_all(got, want):
-    got, want = pytree.tree_leaves(got), pytree.tree_leaves(want)
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        check(g, w, f"result {i}")
-
-
-LAYOUTS = [  # reversed, tiled, permuted, padded, repeated tiles
-    lambda av: Layout(tuple(range(av.ndim))),
-    lambda av: Layout(tuple(reversed(range(av.ndim))), tiles=((2, 2),)),
-    lambda av: Layout(tuple(range(1, av.ndim)) + (0,)),
-    lambda av: Layout(tuple(reversed(range(av.ndim))),
-                      padded_dimensions=tuple(d + 1 for d in av.dimensions)),
-    lambda av: Layout(tuple(range(av.ndim)), tiles=((2, 4), (2, 1))),
-]
-
-
-def relaid(f, args):
-    """``f`` compiled with its parameters and every intermediate value re-laid out."""
-    lowered = jit(f).lower(*args)
-    graph = lowered.graph
-    values = list(graph.in_vars) + [v for eq in graph.equations for v in eq.outputs]
-    choices = itertools.cycle(LAYOUTS)
-    for v in values:
-        if v.aval.shape.is_array and v.aval.ndim:
-            v.aval = AbstractValue(v.aval.shape.with_layout(next(choices)(v.aval)),
-                                   v.aval.weak_type)
-    return Lowered(graph, lowered.out_shapes).compile()
+TOLS = {"bf16": 2e-2, "f16": 3e-3, "f32": 1e-5, "f64": 1e-12}
+check_all = functools.partial(util.check_all, tols=TOLS)
+LAYOUTS = [column_major, tiled, lambda av: Layout(tuple(range(1, av.ndim)) + (0,)),  # rotated
+           padded(1), repeated_tiles]  # for relaid
 
 
 def vec(n, dtype, positive=False):
@@ -100,7 +64,7 @@ def test_batch_norm_layouts():
         return [lax.batch_norm_training(x, s, o, 1e-3, 1),
                 lax.batch_norm_inference(x, s, o, m, v, 1e-3, 1),
                 lax.batch_norm_grad(x, s, m, v, dy, 1e-3, 1)]
-    check_all(relaid(f, args)(*args), f(*args))
+    check_all(relaid(f, args, layouts=LAYOUTS)(*args), f(*args))
     nchw = jit(f, in_layouts=("{1,0,3,2}", "{0,1,2,3}", None, None, None, None))
     check_all(nchw(*args), f(*args))
 

@@ -11,55 +11,22 @@ Numba compiles slowly, so each test jits one function holding many checks
 and calls it on several inputs."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 import compile.lowering.control_flow  # noqa: F401  (registers the lowerings)
 import primitives as lax
 from compile import device_put, jit
-from compile.jit import Lowered
-from tracer import pytree
-from tracer.core import AbstractValue
-from tracer.shapes import Layout
+
+from . import util
+from .util import column_major, padded, relaid, repeated_tiles, tiled
 
 rng = np.random.default_rng(11)
-
-
-def assert_close(got, want, where=""):
-    got_leaves, want_leaves = pytree.tree_leaves(got), pytree.tree_leaves(want)
-    assert len(got_leaves) == len(want_leaves), where
-    for i, (g, w) in enumerate(zip(got_leaves, want_leaves)):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape and g.dtype == w.dtype, f"{where} leaf {i}: {g.dtype}{g.shape}" \
-                                                          f" != {w.dtype}{w.shape}"
-        if g.dtype.kind in "fc":
-            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, err_msg=f"{where} leaf {i}")
-        else:
-            np.testing.assert_array_equal(g, w, err_msg=f"{where} leaf {i}")
-
-
-LAYOUTS = [  # reversed, tiled, padded, repeated tiles
-    lambda av: Layout(tuple(range(av.ndim))),
-    lambda av: Layout(tuple(reversed(range(av.ndim))), tiles=((2, 2),)),
-    lambda av: Layout(tuple(reversed(range(av.ndim))),
-                      padded_dimensions=tuple(d + 1 for d in av.dimensions)),
-    lambda av: Layout(tuple(range(av.ndim)), tiles=((2, 4), (2, 1))),
-]
-
-
-def relaid(f, args):
-    """``f`` compiled with its parameters and every intermediate value of the
-    outer graph re-laid out (sub-graphs keep theirs, so every op converts
-    between its operands' layouts and its computations')."""
-    lowered = jit(f).lower(*args)
-    graph = lowered.graph
-    values = list(graph.in_vars) + [v for eq in graph.equations for v in eq.outputs]
-    k = 0
-    for v in values:
-        if v.aval.shape.is_array and v.aval.ndim:
-            v.aval = AbstractValue(v.aval.shape.with_layout(LAYOUTS[k % len(LAYOUTS)](v.aval)),
-                                   v.aval.weak_type)
-            k += 1
-    return Lowered(graph, lowered.out_shapes).compile()
+assert_close = functools.partial(util.check_all, tol=1e-6)
+# for relaid (which re-lays out the outer graph's values: every op converts
+# between its operands' layouts and its computations')
+LAYOUTS = [column_major, tiled, padded(1), repeated_tiles]
 
 
 # --------------------------------------------------------------------------
@@ -107,7 +74,7 @@ def test_while_loops():
 
 def test_while_in_other_layouts():
     args = _loop_args(3)
-    compiled = relaid(loops, args)
+    compiled = relaid(loops, args, layouts=LAYOUTS)
     assert_close(compiled(*args), loops(*args))
     tiled = device_put(args[0], compiled.graph.in_avals[0].shape.layout)  # an Array argument
     assert_close(compiled(tiled, *args[1:]), loops(*args), "device_put")
@@ -146,7 +113,7 @@ def test_conditionals():
             assert_close(got, branches(*args), f"p={p} k={k}")
             # a result that is an operand comes back in a buffer of its own
             assert not np.shares_memory(np.asarray(got[3]), x)
-    relaid_fn = relaid(branches, (x, y, z, np.bool_(True), np.int32(1)))
+    relaid_fn = relaid(branches, (x, y, z, np.bool_(True), np.int32(1)), layouts=LAYOUTS)
     for p, k in ((True, 1), (False, 0), (True, 5)):
         args = (x, y, z, np.bool_(p), np.int32(k))
         assert_close(relaid_fn(*args), branches(*args), f"relaid p={p} k={k}")
@@ -181,7 +148,7 @@ def test_scan():
             rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32),
             rng.standard_normal((4, 3)).astype(np.float16))
     assert_close(jit(scans)(*args), scans(*args))
-    assert_close(relaid(scans, args)(*args), scans(*args), "relaid")
+    assert_close(relaid(scans, args, layouts=LAYOUTS)(*args), scans(*args), "relaid")
 
 
 def calls_and_maps(x, y, z, k):

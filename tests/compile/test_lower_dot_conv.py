@@ -10,77 +10,24 @@ tiles, padded).
 Numba compiles slowly, so each test jits one function holding many checks."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
 import compile.lowering.dot_conv  # noqa: F401  (registers the lowerings)
 import primitives as lax
 from compile import jit
-from compile.jit import Lowered
-from tracer.core import AbstractValue, bf16_array
-from tracer.shapes import Layout, bf16_from_f32, bf16_to_f32
+from tracer.core import bf16_array
+from tracer.shapes import bf16_from_f32, bf16_to_f32
+
+from . import util
+from .util import relaid
 
 rng = np.random.default_rng(11)
-
-
-def rand(shape, dtype):
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return rng.integers(max(info.min, -20), min(info.max, 20), shape).astype(dtype)
-    if dtype.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
-
-
-def check(got, want, where=""):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, f"{where}: shape {got.shape} != {want.shape}"
-    assert got.dtype == want.dtype, f"{where}: dtype {got.dtype} != {want.dtype}"
-    if got.dtype.kind in "fc":
-        tol = {2: 2e-3, 4: 2e-5, 8: 1e-12, 16: 1e-12}[got.dtype.itemsize if got.dtype.kind == "f"
-                                                       else got.dtype.itemsize // 2]
-        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=where)
-    else:
-        np.testing.assert_array_equal(got, want, err_msg=where)
-
-
-def check_all(got, want):
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        check(g, w, f"result {i}")
-
-
-def _permuted(av):
-    m2m = tuple(reversed(range(av.ndim)))
-    return Layout(m2m[1:2] + m2m[:1] + m2m[2:] if av.ndim >= 2 else m2m)
-
-
-LAYOUTS = [  # reversed, tiled, permuted, repeated tiles, padded
-    lambda av: Layout(tuple(range(av.ndim))),
-    lambda av: Layout(tuple(reversed(range(av.ndim))), tiles=((2, 2),)),
-    _permuted,
-    lambda av: Layout(tuple(range(av.ndim)), tiles=((2, 4), (2, 1))),
-    lambda av: Layout(tuple(reversed(range(av.ndim))),
-                      padded_dimensions=tuple(d + 2 for d in av.dimensions)),
-]
-
-
-def relaid(f, args, shift=0):
-    """``f`` compiled with its parameters and every intermediate value re-laid
-    out, cycling through LAYOUTS from ``shift``; results in the default layout."""
-    lowered = jit(f).lower(*args)
-    graph = lowered.graph
-    values = list(graph.in_vars) + [v for eq in graph.equations for v in eq.outputs]
-    k = shift
-    for v in values:
-        if v.aval.shape.is_array and v.aval.ndim:
-            v.aval = AbstractValue(v.aval.shape.with_layout(LAYOUTS[k % len(LAYOUTS)](v.aval)),
-                                   v.aval.weak_type)
-            k += 1
-    return Lowered(graph, lowered.out_shapes).compile()
+rand = functools.partial(util.rand, rng=rng, bound=20)
+TOLS = {"f16": 2e-3, "f32": 2e-5, "f64": 1e-12}  # complexes by their parts; bf16 words exact
+check_all = functools.partial(util.check_all, tols=TOLS)
 
 
 # -- DotGeneral ---------------------------------------------------------------------------
@@ -336,4 +283,4 @@ def test_conv_benchmark_shape():
 
     def f(x, w):
         return lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=NHWC)
-    check(jit(f)(x, w), f(x, w))
+    check_all(jit(f)(x, w), f(x, w))

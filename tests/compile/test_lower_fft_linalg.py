@@ -9,63 +9,22 @@ non-default layouts.
 Numba compiles slowly, so each test jits one function holding many checks."""
 from __future__ import annotations
 
-import itertools
+import functools
 
 import numpy as np
 
 import compile.lowering.fft_linalg  # noqa: F401  (registers the lowerings)
 import primitives as lax
 from compile import jit
-from compile.jit import Lowered
-from tracer.core import AbstractValue
-from tracer.shapes import Layout
+
+from . import util
+from .util import column_major, padded, permuted, relaid, repeated_tiles, tiled
 
 rng = np.random.default_rng(5)
-
-
-def crand(shape, dtype=np.complex128):
-    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-
-
-def check(got, want, where="", tol=None):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, f"{where}: shape {got.shape} != {want.shape}"
-    assert got.dtype == want.dtype, f"{where}: dtype {got.dtype} != {want.dtype}"
-    if tol is None:
-        single = got.dtype in (np.float32, np.complex64)
-        tol = 3e-3 if got.dtype == np.float16 else 2e-5 if single else 1e-12
-    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=where)
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True, err_msg=where)
-
-
-def check_all(got, want):
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        check(g, w, f"result {i}")
-
-
-def relaid(f, args, layouts):
-    """``f`` compiled with its parameters and every intermediate value re-laid
-    out (``layouts``, cycled, give a Layout per abstract value)."""
-    lowered = jit(f).lower(*args)
-    graph = lowered.graph
-    values = list(graph.in_vars) + [v for eq in graph.equations for v in eq.outputs]
-    choices = itertools.cycle(layouts)
-    for v in values:
-        if v.aval.shape.is_array and v.aval.ndim:
-            v.aval = AbstractValue(v.aval.shape.with_layout(next(choices)(v.aval)),
-                                   v.aval.weak_type)
-    return Lowered(graph, lowered.out_shapes).compile()
-
-
-LAYOUTS = [  # reversed, tiled, permuted, padded, repeated tiles
-    lambda av: Layout(tuple(range(av.ndim))),
-    lambda av: Layout(tuple(reversed(range(av.ndim))), tiles=((2, 2),)),
-    lambda av: Layout((av.ndim - 2, av.ndim - 1) + tuple(reversed(range(av.ndim - 2)))),
-    lambda av: Layout(tuple(reversed(range(av.ndim))),
-                      padded_dimensions=tuple(d + 1 for d in av.dimensions)),
-    lambda av: Layout(tuple(range(av.ndim)), tiles=((2, 4), (2, 1))),
-]
+rand = functools.partial(util.rand, rng=rng)
+TOLS = {"f16": 3e-3, "f32": 2e-5, "f64": 1e-12}  # complexes by their parts
+check_all = functools.partial(util.check_all, tols=TOLS)
+LAYOUTS = [column_major, tiled, permuted, padded(1), repeated_tiles]  # for relaid
 
 
 # -- Fft --------------------------------------------------------------------------------------
@@ -79,9 +38,10 @@ def ffts(c, c64, r, r32, h, h3, c1):
 
 
 def fft_args():
-    return (crand((3, 6, 8)), crand((2, 5, 7), np.complex64), rng.standard_normal((3, 4, 12)),
-            rng.standard_normal((2, 9)).astype(np.float32), crand((2, 4, 6)), crand((2, 3, 5)),
-            crand((3, 1)))
+    c128 = np.complex128
+    return (rand((3, 6, 8), c128), rand((2, 5, 7), np.complex64), rng.standard_normal((3, 4, 12)),
+            rng.standard_normal((2, 9)).astype(np.float32), rand((2, 4, 6), c128),
+            rand((2, 3, 5), c128), rand((3, 1), c128))
 
 
 def test_fft_types_lengths_and_axes():
@@ -98,7 +58,7 @@ def layout_ffts(c, c64, r, h):
 def test_fft_layouts():
     c, c64, r, _, h, _, _ = fft_args()
     args = (c, c64, r, h)
-    check_all(relaid(layout_ffts, args, LAYOUTS)(*args), layout_ffts(*args))
+    check_all(relaid(layout_ffts, args, layouts=LAYOUTS)(*args), layout_ffts(*args))
 
 
 def test_fft_empty():
@@ -150,7 +110,7 @@ def test_cholesky_layouts():
 
     def f(a, b, c):
         return [lax.cholesky(a), lax.cholesky(b, lower=False), lax.cholesky(c)]
-    check_all(relaid(f, args, LAYOUTS)(*args), f(*args))
+    check_all(relaid(f, args, layouts=LAYOUTS)(*args), f(*args))
 
 
 # -- TriangularSolve ----------------------------------------------------------------------------
@@ -185,7 +145,7 @@ def solves(*args):
 
 def test_triangular_solve_flags_and_layouts():
     args = solve_args(np.float64)
-    check_all(relaid(solves, args, LAYOUTS)(*args), solves(*args))
+    check_all(relaid(solves, args, layouts=LAYOUTS)(*args), solves(*args))
 
 
 def test_triangular_solve_types():

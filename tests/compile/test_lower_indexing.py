@@ -9,59 +9,22 @@ scatters for every dtype family, and values in non-default layouts.
 Numba compiles slowly, so each test jits one function holding many checks."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 import compile.lowering.indexing  # noqa: F401  (registers the lowerings)
 import primitives as lax
 from compile import device_put, jit
-from compile.jit import Lowered
-from tracer.core import AbstractValue, bf16_array
-from tracer.shapes import Layout
+from tracer.core import bf16_array
+
+from . import util
+from .util import check_all, column_major, padded, relaid, repeated_tiles, tiled
 
 rng = np.random.default_rng(11)
-
-
-def rand(shape, dtype):
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return rng.integers(max(info.min, -100), min(info.max, 100), shape).astype(dtype)
-    if dtype.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
-
-
-def assert_all_same(got, want):
-    got, want = list(got), list(want)
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape and g.dtype == w.dtype, f"result {i}: {g.shape} {g.dtype} " \
-                                                          f"!= {w.shape} {w.dtype}"
-        np.testing.assert_array_equal(g, w, err_msg=f"result {i}")
-
-
-def relaid(f, args, shift=0):
-    """``f`` compiled with its parameters and every intermediate value re-laid
-    out (reversed, tiled (2,2), repeated tiles, padded), cycling from ``shift``."""
-    lowered = jit(f).lower(*args)
-    graph = lowered.graph
-    layouts = [
-        lambda av: Layout(tuple(range(av.ndim))),
-        lambda av: Layout(tuple(reversed(range(av.ndim))), tiles=((2, 2),)),
-        lambda av: Layout(tuple(range(av.ndim)), tiles=((2, 4), (2, 1))),
-        lambda av: Layout(tuple(reversed(range(av.ndim))),
-                          padded_dimensions=tuple(d + 1 for d in av.dimensions)),
-    ]
-    k = shift
-    for v in list(graph.in_vars) + [v for eq in graph.equations for v in eq.outputs]:
-        if v.aval.shape.is_array and v.aval.ndim:
-            v.aval = AbstractValue(v.aval.shape.with_layout(layouts[k % len(layouts)](v.aval)),
-                                   v.aval.weak_type)
-            k += 1
-    return Lowered(graph, lowered.out_shapes).compile()
+rand = functools.partial(util.rand, rng=rng)
+assert_all_same = functools.partial(check_all, exact=True)  # bit for bit
+LAYOUTS = [column_major, tiled, repeated_tiles, padded(1)]  # for relaid
 
 
 G = lax.GatherDimensionNumbers
@@ -132,7 +95,7 @@ def test_gather_index_types_and_dtypes():
 
 def test_gather_in_non_default_layouts():
     args = _gather_args(np.float64, np.int64, -2, 12)
-    assert_all_same(relaid(gathers, args, shift=1)(*args), gathers(*args))
+    assert_all_same(relaid(gathers, args, shift=1, layouts=LAYOUTS)(*args), gathers(*args))
     f = jit(gathers, in_layouts=("{0,2,1}", "{0,1,2,3:T(2,2)}", "{0,1}", None, None, None))
     put = (device_put(args[0], "{0,2,1}"),) + args[1:]
     assert_all_same(f(*put), gathers(*args))
@@ -239,4 +202,4 @@ def test_scatter_nan_and_16_bit_floats():
 
 def test_scatter_in_non_default_layouts():
     args = _scatter_args(np.int64, np.int32, -2, 12)
-    assert_all_same(relaid(scatters, args, shift=2)(*args), scatters(*args))
+    assert_all_same(relaid(scatters, args, shift=2, layouts=LAYOUTS)(*args), scatters(*args))

@@ -8,94 +8,21 @@ tiles, padded), and 16-bit floats.
 Numba compiles slowly, so each test jits one function holding many checks."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
 import compile.lowering.reductions  # noqa: F401  (registers the lowerings)
 import primitives as lax
 from compile import jit
-from compile.jit import Lowered
-from tracer.core import AbstractValue, bf16_array
-from tracer.shapes import Layout, bf16_to_f32
+from tracer.core import bf16_array
+
+from . import util
+from .util import check_all, relaid
 
 rng = np.random.default_rng(11)
-
-
-def rand(shape, dtype):
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return rng.integers(max(info.min, -4), min(info.max, 4), shape).astype(dtype)
-    if dtype.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
-
-
-def is_bf16(x):
-    shape = getattr(x, "xla_shape", None)
-    return type(x).__name__ == "BF16Array" or (
-        shape is not None and shape.element_type.short_name == "bf16")
-
-
-def values(x):
-    """Comparable values: bf16 words as f32."""
-    if is_bf16(x):
-        return bf16_to_f32(np.asarray(x).astype(np.uint16))
-    return np.asarray(x)
-
-
-def assert_close(got, want, where="", exact=False):
-    g, w = np.asarray(got), np.asarray(want)
-    assert g.shape == w.shape, f"{where}: shape {g.shape} != {w.shape}"
-    assert g.dtype == w.dtype, f"{where}: dtype {g.dtype} != {w.dtype}"
-    if exact or (g.dtype.kind in "biu" and not is_bf16(want)):
-        np.testing.assert_array_equal(g, w, err_msg=where)
-    else:
-        rtol = 1e-2 if g.dtype.itemsize == 2 else 1e-5
-        np.testing.assert_allclose(values(got), values(want), rtol=rtol, atol=rtol,
-                                   equal_nan=True, err_msg=where)
-
-
-def assert_all_close(got, want, exact=False):
-    got, want = list(got), list(want)
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        if isinstance(w, (tuple, list)):
-            assert_all_close(g, w, exact)
-        else:
-            assert_close(g, w, f"result {i}", exact)
-
-
-def _permuted(av):
-    m2m = tuple(reversed(range(av.ndim)))
-    return Layout(m2m[1:2] + m2m[:1] + m2m[2:] if av.ndim >= 2 else m2m)
-
-
-LAYOUTS = [  # reversed, tiled, permuted, repeated tiles, padded
-    lambda av: Layout(tuple(range(av.ndim))),
-    lambda av: Layout(tuple(reversed(range(av.ndim))), tiles=((2, 2),)),
-    _permuted,
-    lambda av: Layout(tuple(range(av.ndim)), tiles=((2, 4), (2, 1))),
-    lambda av: Layout(tuple(reversed(range(av.ndim))),
-                      padded_dimensions=tuple(d + 2 for d in av.dimensions)),
-]
-
-
-def relaid(f, args, shift=0):
-    """``f`` compiled with its parameters and every intermediate value re-laid
-    out, cycling through LAYOUTS from ``shift``."""
-    lowered = jit(f).lower(*args)
-    graph = lowered.graph
-    vals = list(graph.in_vars) + [v for eq in graph.equations for v in eq.outputs]
-    k = shift
-    for v in vals:
-        if v.aval.shape.is_array and v.aval.ndim:
-            layout = LAYOUTS[k % len(LAYOUTS)](v.aval)
-            v.aval = AbstractValue(v.aval.shape.with_layout(layout), v.aval.weak_type)
-            k += 1
-    return Lowered(graph, lowered.out_shapes).compile()
+rand = functools.partial(util.rand, rng=rng, bound=4)
 
 
 # --------------------------------------------------------------------------
@@ -168,13 +95,13 @@ def everything(*a):
 
 def test_reductions_default_layout():
     a = args()
-    assert_all_close(jit(everything)(*a), everything(*a))
+    check_all(jit(everything)(*a), everything(*a))
 
 
 def test_reductions_relaid():
     """Inputs and results in reversed, tiled, permuted, repeated-tile and padded layouts."""
     a = args()
-    assert_all_close(relaid(relaid_ops, a)(*a), relaid_ops(*a))
+    check_all(relaid(relaid_ops, a)(*a), relaid_ops(*a))
 
 
 def test_long_reductions_lanes():
@@ -191,7 +118,7 @@ def test_long_reductions_lanes():
                 lax.reduce_sum(xd, (0,)), lax.reduce_max(xd, (0,)), lax.reduce_sum(xi, (1,)),
                 lax.argmax(xt, 1)]
     a = (x, x, xd, xi)
-    assert_all_close(jit(f, in_layouts=(None, "{0,1}", "{0,1}", None))(*a), f(*a))
+    check_all(jit(f, in_layouts=(None, "{0,1}", "{0,1}", None))(*a), f(*a))
 
 
 def test_sixteen_bit_floats_and_empty():
@@ -206,7 +133,7 @@ def test_sixteen_bit_floats_and_empty():
                 lax.reduce_sum(e, (0,)), lax.reduce_max(e, (1,)), lax.argmax(e, 1),
                 lax.reduce(e, np.float32(3), lambda a, x: a * x, (0,))]
     got, want = jit(f, in_layouts=("{0,1}", None, None))(h, b, e), f(h, b, e)
-    assert_all_close(got, want)
+    check_all(got, want)
 
 
 def test_large_reductions_on_threads():
@@ -227,11 +154,11 @@ def test_large_reductions_on_threads():
     for layouts in (None, ("{0,1}", "{0,1}")):
         compiled = jit(f, in_layouts=layouts).lower(*a).compile()
         assert "prange(" in compiled.source
-        assert_all_close(compiled(*a), want)
+        check_all(compiled(*a), want)
     for shift in (1, 3):  # tiled layouts
         compiled = relaid(f, a, shift)
         assert "prange(" in compiled.source
-        assert_all_close(compiled(*a), want)
+        check_all(compiled(*a), want)
     small = jit(lambda x: lax.reduce_sum(x, (1,))).lower(x[:64]).compile()
     assert "prange(" not in small.source
 

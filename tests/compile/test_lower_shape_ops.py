@@ -7,72 +7,23 @@ bit for bit, and dynamic start indices far out of range.
 Numba compiles slowly, so each test jits one function holding many checks."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 import compile.lowering.shape_ops  # noqa: F401  (registers the lowerings)
 import primitives as lax
 from compile import device_put, jit
-from compile.jit import Lowered
 from tracer.core import AbstractValue, bf16_array
 from tracer.shapes import Layout, from_physical
 
+from . import util
+from .util import check, check_all, relaid
+
 rng = np.random.default_rng(7)
-
-
-def rand(shape, dtype):
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return rng.integers(max(info.min, -100), min(info.max, 100), shape).astype(dtype)
-    if dtype.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
-
-
-def assert_same(got, want, where=""):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, f"{where}: shape {got.shape} != {want.shape}"
-    assert got.dtype == want.dtype, f"{where}: dtype {got.dtype} != {want.dtype}"
-    np.testing.assert_array_equal(got, want, err_msg=where)
-
-
-def assert_all_same(got, want):
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert_same(g, w, f"result {i}")
-
-
-def relaid(f, args, shift=0):
-    """``f`` compiled with its parameters and every intermediate value re-laid
-    out (what a layout-assignment pass may choose), cycling through LAYOUTS
-    from ``shift``; results come back in the default layout."""
-    lowered = jit(f).lower(*args)
-    graph = lowered.graph
-    values = list(graph.in_vars) + [v for eq in graph.equations for v in eq.outputs]
-    k = shift
-    for v in values:
-        if v.aval.shape.is_array and v.aval.ndim:
-            layout = LAYOUTS[k % len(LAYOUTS)](v.aval)
-            v.aval = AbstractValue(v.aval.shape.with_layout(layout), v.aval.weak_type)
-            k += 1
-    return Lowered(graph, lowered.out_shapes).compile()
-
-
-def _permuted(av):
-    m2m = tuple(reversed(range(av.ndim)))
-    return Layout(m2m[1:2] + m2m[:1] + m2m[2:] if av.ndim >= 2 else m2m)
-
-
-LAYOUTS = [  # the acceptance list: reversed, permuted, padded, tiled, repeated tiles
-    lambda av: Layout(tuple(range(av.ndim))),
-    lambda av: Layout(tuple(reversed(range(av.ndim))), tiles=((2, 2),)),
-    _permuted,
-    lambda av: Layout(tuple(range(av.ndim)), tiles=((2, 4), (2, 1))),
-    lambda av: Layout(tuple(reversed(range(av.ndim))),
-                      padded_dimensions=tuple(d + 2 for d in av.dimensions)),
-]
+rand = functools.partial(util.rand, rng=rng)
+assert_same = functools.partial(check, exact=True)  # bit for bit
+assert_all_same = functools.partial(check_all, exact=True)
 
 
 def all_shape_ops(x, y, upd, pv, s0, s1, s2):

@@ -23,6 +23,8 @@ from compile import device_put, jit
 from primitives import side_effects as se
 from tracer import pytree
 
+from .util import check_all
+
 rng = np.random.default_rng(5)
 
 
@@ -47,12 +49,7 @@ def _leaves(tree):
 
 
 def assert_same(got, want, where=""):
-    got_leaves, want_leaves = _leaves(got), _leaves(want)
-    assert len(got_leaves) == len(want_leaves), where
-    for i, (g, w) in enumerate(zip(got_leaves, want_leaves)):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape and g.dtype == w.dtype, f"{where} leaf {i}"
-        np.testing.assert_array_equal(g, w, err_msg=f"{where} leaf {i}")
+    check_all(_leaves(got), _leaves(want), where, exact=True)
 
 
 # --------------------------------------------------------------------------
