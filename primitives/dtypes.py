@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from tracer.core import AbstractValue, DEFAULT_FLOAT, DEFAULT_INT, abstractify
+from tracer.config import canonicalize_type
 from tracer.shapes import PrimitiveType as PT
 
 __all__ = ["result_type", "kind_of", "canonical_type"]
@@ -101,7 +102,9 @@ def result_type(*values: Any) -> tuple[PT, bool]:
 
 
 def canonical_type(dtype: Any) -> PT:
-    """A ``PrimitiveType`` from a dtype-like (``np.float32``, ``'f32'``, a PrimitiveType)."""
+    """A ``PrimitiveType`` from a dtype-like (``np.float32``, ``'f32'``, a
+    PrimitiveType); a NumPy 64-bit dtype is narrowed unless ``jax_enable_x64``
+    (as JAX's requested dtypes are), an XLA type name or PrimitiveType is exact."""
     if isinstance(dtype, PT):
         return dtype
     if isinstance(dtype, str):
@@ -109,7 +112,7 @@ def canonical_type(dtype: Any) -> PT:
             return PT.from_name(dtype)
         except ValueError:
             pass
-    return PT.from_dtype(np.dtype(dtype))
+    return canonicalize_type(PT.from_dtype(np.dtype(dtype)))
 
 
 def types_of(values: Sequence[Any]) -> list[PT]:

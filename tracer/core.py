@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from .config import canonicalize_type
 from .shapes import PrimitiveType, Shape, ShapeTooLarge
 
 __all__ = [
@@ -122,7 +123,8 @@ def abstractify(x: Any) -> AbstractValue:
         raise TypeError("a NumPy masked array is not a numxla value: its masked elements would "
                         "count as data; pass arr.filled(value) or arr.data")
     if isinstance(x, (np.ndarray, np.generic)):  # before int/float: np.float64 is a float
-        return AbstractValue(Shape(PrimitiveType.from_dtype(x.dtype), tuple(np.shape(x))))
+        t = canonicalize_type(PrimitiveType.from_dtype(x.dtype))  # (f64 -> f32 without x64)
+        return AbstractValue(Shape(t, tuple(np.shape(x))))
     if isinstance(x, bool):
         return AbstractValue(Shape(PrimitiveType.PRED, ()), weak_type=True)
     if isinstance(x, int):
@@ -132,7 +134,8 @@ def abstractify(x: Any) -> AbstractValue:
     if isinstance(x, complex):
         return AbstractValue(Shape(DEFAULT_COMPLEX, ()), weak_type=True)
     if hasattr(x, "shape") and hasattr(x, "dtype"):  # ShapeDtypeStruct-like
-        return AbstractValue(Shape(PrimitiveType.from_dtype(x.dtype), tuple(x.shape)))
+        t = canonicalize_type(PrimitiveType.from_dtype(np.dtype(x.dtype)))
+        return AbstractValue(Shape(t, tuple(x.shape)))
     raise TypeError(f"{type(x).__name__} is not a valid numxla value: expected an array, "
                     f"a Python scalar or a Shape, got {x!r:.80}")
 

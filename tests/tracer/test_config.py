@@ -1,0 +1,37 @@
+"""``jax_enable_x64``: off by default, as in JAX (the suite turns it on in
+conftest for the op set's 64-bit tests; here each mode is set explicitly)."""
+import numpy as np
+import pytest
+
+import primitives as lax
+from compile import jit
+from primitives.dtypes import canonical_type
+from tracer.config import config
+from tracer.shapes import PrimitiveType as PT
+
+
+@pytest.fixture
+def x64_off(monkeypatch):
+    monkeypatch.setattr(config, "jax_enable_x64", False)
+
+
+def test_64_bit_inputs_become_32_bit_without_x64(x64_off):
+    doubled = jit(lambda x: x * 2)(np.ones(3))
+    assert doubled.dtype == np.float32 and np.asarray(doubled).tolist() == [2, 2, 2]
+    assert jit(lambda x: x + 1)(np.arange(3)).dtype == np.int32
+    assert jit(lambda x: x + 1)(np.arange(3, dtype=np.uint64)).dtype == np.uint32
+    assert jit(lambda x: x * 1j)(np.ones(2)).dtype == np.complex64
+    assert lax.add(np.ones(2), np.ones(2)).dtype == np.float32
+    assert canonical_type(np.float64) is PT.F32 and canonical_type("f64") is PT.F64
+
+
+def test_x64_keeps_64_bit_types(monkeypatch):
+    monkeypatch.setattr(config, "jax_enable_x64", False)
+    config.update("jax_enable_x64", True)
+    assert config.jax_enable_x64
+    assert jit(lambda x: x * 2)(np.ones(3)).dtype == np.float64
+    assert canonical_type(np.float64) is PT.F64
+    config.update("enable_x64", False)
+    assert not config.jax_enable_x64
+    with pytest.raises(AttributeError, match="no setting 'jax_debug_nans'"):
+        config.update("jax_debug_nans", True)
