@@ -267,6 +267,10 @@ def _barrier_batch(args, dims):
     return se.optimization_barrier_p.bind(*args), tuple(dims)
 
 
+jvp_rules[se.stop_gradient_p] = lambda primals, tangents: (
+    se.stop_gradient_p.bind(*primals), Zero(abstractify(primals[0])))
+vjp_rules[se.stop_gradient_p] = lambda ct, fwd, x: (None,)
+batch_rules[se.stop_gradient_p] = lambda args, dims: (se.stop_gradient_p.bind(*args), dims[0])
 jvp_rules[se.optimization_barrier_p] = _barrier_jvp
 vjp_rules[se.optimization_barrier_p] = _barrier_vjp
 batch_rules[se.optimization_barrier_p] = _barrier_batch

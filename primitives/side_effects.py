@@ -44,7 +44,7 @@ __all__ = [
     "Token", "TupleValue", "HostQueue", "HostTransferError", "infeed_queue", "outfeed_queue",
     "channels", "after_all", "create_token", "infeed", "outfeed", "send", "recv",
     "CustomCallApiVersion", "register_custom_call_target", "custom_call", "composite_call",
-    "optimization_barrier", "tuple", "get_tuple_element",
+    "optimization_barrier", "stop_gradient", "tuple", "get_tuple_element",
 ]
 
 _tuple = builtins.tuple  # this module defines XLA's ``tuple``
@@ -612,6 +612,20 @@ def optimization_barrier(operands: Any) -> Any:
     before anything that uses an output)."""
     leaves, tree = pytree.flatten(operands)
     return tree.unflatten(optimization_barrier_p.bind(*leaves))
+
+
+# StopGradient: not an XLA op, JAX's ``lax.stop_gradient``: the identity
+# whose derivative is zero.  It stays in graphs (so ``grad(jit(f))`` sees it)
+# and compiles to nothing: its result shares the operand's buffer.
+stop_gradient_p = Primitive("stop_gradient")
+stop_gradient_p.def_abstract_eval(lambda x: x)
+stop_gradient_p.def_impl(lambda x: x)
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` (a pytree), with derivatives treating it as a constant."""
+    leaves, tree = pytree.flatten(x)
+    return tree.unflatten([stop_gradient_p.bind(leaf) for leaf in leaves])
 
 
 # --------------------------------------------------------------------------

@@ -322,6 +322,7 @@ def _bind(ctx: LoweringContext, out: Var, name: str, shape: Shape) -> None:
 
 lowerings[se.after_all_p] = _lower_after_all
 lowerings[se.optimization_barrier_p] = _lower_optimization_barrier
+lowerings[se.stop_gradient_p] = _lower_optimization_barrier  # the identity, no copy
 lowerings[se.tuple_p] = _lower_tuple
 lowerings[se.get_tuple_element_p] = _lower_get_tuple_element
 lowerings[se.composite_p] = _lower_composite
