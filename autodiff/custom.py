@@ -1,0 +1,263 @@
+"""User-defined derivatives and rematerialisation, JAX's ``custom_vjp``,
+``custom_jvp`` and ``checkpoint``.
+
+Each is a primitive that exists only while a differentiation interpreter is
+the current one: a wrapped function called under ``grad``/``vjp`` (the
+reverse interpreter) or ``jvp`` (the forward one) binds it, and the
+interpreter applies the user's rule instead of differentiating the
+function's ops.  Called anywhere else (eagerly, under ``jit`` tracing,
+``vmap``), the function simply runs, so graphs hold its ops.  So
+``jit(grad(f))`` uses the rule (the differentiation happens while tracing)
+and ``grad(jit(f))`` differentiates the compiled function's ops instead.
+
+* ``custom_vjp``: forward pass ``fwd(*args) -> (out, residuals)``, backward
+  ``bwd(residuals, cotangent) -> one cotangent per argument``; under ``jvp``
+  the function's own ops are differentiated.
+* ``custom_jvp``: ``jvp(primals, tangents) -> (out, tangent_out)``; under
+  reverse mode its cotangent map is the transpose of that tangent map, which
+  is linear in the tangents: the VJP of ``t -> jvp(primals, t)[1]``.
+* ``checkpoint``: the forward pass keeps only the inputs; the backward pass
+  runs the function again, under ``vjp``, and pulls the cotangents through
+  it (under ``jit(grad(...))`` the recomputed ops appear in the graph).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+from tracer import pytree
+from tracer.core import Primitive, abstractify, current_interpreter
+
+from .forward import JVPInterpreter
+from .reverse import ReverseInterpreter, vjp_flat
+from .rules import Forward, Zero, instantiate, jvp_rules, vjp_forward_rules, vjp_rules, \
+    zeros_like_aval
+
+__all__ = ["custom_vjp", "custom_jvp", "checkpoint", "remat"]
+
+
+def _is_tracked(interpreter: Any, leaves: Sequence[Any]) -> bool:
+    return any(interpreter.lift(x)[1] is not None for x in leaves)
+
+
+def _split(args: tuple, nondiff_argnums: tuple[int, ...]) -> tuple[tuple, tuple]:
+    fixed = tuple(args[i] for i in nondiff_argnums)
+    rest = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
+    return fixed, rest
+
+
+def _merge(fixed: tuple, rest: tuple, nondiff_argnums: tuple[int, ...]) -> tuple:
+    out, fixed_it, rest_it = [], iter(fixed), iter(rest)
+    for i in range(len(fixed) + len(rest)):
+        out.append(next(fixed_it) if i in nondiff_argnums else next(rest_it))
+    return tuple(out)
+
+
+class _Call:
+    """What one call of a wrapped function binds: its flat differentiable
+    arguments' structure, and a box the forward rule fills with the output
+    structure (known once the function has run)."""
+
+    def __init__(self, wrapper: Any, fixed: tuple, in_tree: pytree.TreeDef):
+        self.wrapper, self.fixed, self.in_tree = wrapper, fixed, in_tree
+        self.out_tree: pytree.TreeDef | None = None
+
+    def args(self, leaves: Sequence[Any]) -> tuple:
+        return _merge(self.fixed, tuple(self.in_tree.unflatten(leaves)),
+                      self.wrapper.nondiff_argnums)
+
+    def run(self, leaves: Sequence[Any]) -> list[Any]:
+        out_leaves, self.out_tree = pytree.flatten(self.wrapper.fun(*self.args(leaves)))
+        return out_leaves
+
+
+def _bind(primitive: Primitive, wrapper: Any, args: tuple) -> Any:
+    fixed, rest = _split(args, wrapper.nondiff_argnums)
+    leaves, in_tree = pytree.flatten(rest)
+    call = _Call(wrapper, fixed, in_tree)
+    outs = primitive.bind(*leaves, call=call)
+    return call.out_tree.unflatten(outs)
+
+
+def _cotangent_leaves(grads: Sequence[Any], args: Sequence[Any]) -> list[Any]:
+    """Per-argument cotangents (``None``: zero) as leaves, one per leaf of ``args``."""
+    out = []
+    for g, arg in zip(grads, args):
+        leaves = pytree.tree_leaves(arg)
+        out.extend([zeros_like_aval(abstractify(x)) for x in leaves] if g is None
+                   else pytree.tree_leaves(g))
+    return out
+
+
+# --------------------------------------------------------------------------
+# custom_vjp
+# --------------------------------------------------------------------------
+
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+
+
+class custom_vjp:  # noqa: N801 (JAX's name)
+    """``f = custom_vjp(fun)``, then ``f.defvjp(fwd, bwd)``."""
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args: Any) -> Any:
+        if self.fwd is None:
+            raise TypeError(f"custom_vjp {getattr(self.fun, '__name__', self.fun)!r}: call "
+                            f"defvjp(fwd, bwd) before calling it")
+        interpreter = current_interpreter()
+        _, rest = _split(args, self.nondiff_argnums)
+        if isinstance(interpreter, ReverseInterpreter) and \
+                _is_tracked(interpreter, pytree.tree_leaves(rest)):
+            return _bind(custom_vjp_call_p, self, args)
+        return self.fun(*args)
+
+
+def _custom_vjp_forward(*primals: Any, call: _Call) -> tuple[tuple, Any]:
+    out, residuals = call.wrapper.fwd(*call.args(primals))
+    out_leaves, call.out_tree = pytree.flatten(out)
+    return tuple(out_leaves), residuals
+
+
+def _custom_vjp_backward(cts: tuple, fwd: Forward, *primals: Any, call: _Call) -> tuple:
+    ct = call.out_tree.unflatten([instantiate(c) for c in cts])
+    grads = call.wrapper.bwd(*call.fixed, fwd.residuals, ct)
+    rest = call.in_tree.unflatten(primals)
+    if not isinstance(grads, (tuple, list)) or len(grads) != len(rest):
+        raise TypeError(f"custom_vjp bwd must return a tuple of {len(rest)} cotangents (one "
+                        f"per differentiable argument), got {type(grads).__name__}")
+    return tuple(_cotangent_leaves(grads, rest))
+
+
+vjp_forward_rules[custom_vjp_call_p] = _custom_vjp_forward
+vjp_rules[custom_vjp_call_p] = _custom_vjp_backward
+
+
+# --------------------------------------------------------------------------
+# custom_jvp
+# --------------------------------------------------------------------------
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+
+
+class custom_jvp:  # noqa: N801 (JAX's name)
+    """``f = custom_jvp(fun)``, then ``@f.defjvp`` on ``jvp(primals, tangents)``."""
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp: Callable[..., Any] | None = None
+
+    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *rules: Callable[..., Any] | None) -> None:
+        """One rule per argument, ``rule(tangent, out, *primals)``; summed."""
+        def jvp(primals, tangents):
+            out = self.fun(*primals)
+            terms = [rule(t, out, *primals) for rule, t in zip(rules, tangents)
+                     if rule is not None]
+            total = terms[0]
+            for term in terms[1:]:
+                total = pytree.tree_map(lambda a, b: a + b, total, term)
+            return out, total
+        self.jvp = jvp
+
+    def __call__(self, *args: Any) -> Any:
+        if self.jvp is None:
+            raise TypeError(f"custom_jvp {getattr(self.fun, '__name__', self.fun)!r}: define "
+                            f"its rule with defjvp before calling it")
+        interpreter = current_interpreter()
+        _, rest = _split(args, self.nondiff_argnums)
+        if isinstance(interpreter, (JVPInterpreter, ReverseInterpreter)) and \
+                _is_tracked(interpreter, pytree.tree_leaves(rest)):
+            return _bind(custom_jvp_call_p, self, args)
+        return self.fun(*args)
+
+
+def _user_jvp(call: _Call, primals: Sequence[Any], tangents: Sequence[Any]
+              ) -> tuple[list[Any], list[Any]]:
+    rest_p = call.in_tree.unflatten(primals)
+    rest_t = call.in_tree.unflatten(tangents)
+    out, t_out = call.wrapper.jvp(*call.fixed, tuple(rest_p), tuple(rest_t))
+    out_leaves, call.out_tree = pytree.flatten(out)
+    return out_leaves, pytree.tree_leaves(t_out)
+
+
+def _custom_jvp_rule(primals: tuple, tangents: tuple, *, call: _Call) -> tuple[tuple, tuple]:
+    out, t_out = _user_jvp(call, primals, [instantiate(t) if isinstance(t, Zero) else t
+                                           for t in tangents])
+    return tuple(out), tuple(t_out)
+
+
+def _custom_jvp_forward(*primals: Any, call: _Call) -> tuple[tuple, Any]:
+    return tuple(call.run(primals)), None
+
+
+def _custom_jvp_backward(cts: tuple, fwd: Forward, *primals: Any, call: _Call) -> tuple:
+    """The transpose of the (linear) tangent map at ``primals``."""
+    def tangent_map(*tangents):
+        return _user_jvp(call, primals, tangents)[1]
+
+    zeros = [zeros_like_aval(abstractify(p)) for p in primals]
+    _, pullback = vjp_flat(tangent_map, zeros)
+    return tuple(pullback([c for c in cts]))
+
+
+jvp_rules[custom_jvp_call_p] = _custom_jvp_rule
+vjp_forward_rules[custom_jvp_call_p] = _custom_jvp_forward
+vjp_rules[custom_jvp_call_p] = _custom_jvp_backward
+
+
+# --------------------------------------------------------------------------
+# checkpoint / remat
+# --------------------------------------------------------------------------
+
+remat_call_p = Primitive("remat_call", multiple_results=True)
+
+
+class _Remat:
+    def __init__(self, fun: Callable[..., Any], static_argnums: Sequence[int]):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(static_argnums)
+
+    def __call__(self, *args: Any) -> Any:
+        interpreter = current_interpreter()
+        _, rest = _split(args, self.nondiff_argnums)
+        if isinstance(interpreter, ReverseInterpreter) and \
+                _is_tracked(interpreter, pytree.tree_leaves(rest)):
+            return _bind(remat_call_p, self, args)
+        return self.fun(*args)
+
+
+def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Any = None,
+               static_argnums: int | Sequence[int] = ()) -> Callable[..., Any]:
+    """JAX's ``checkpoint``: ``fun``'s intermediates are not kept for the
+    backward pass but recomputed there (``policy``, which would name values
+    to keep, is accepted and ignored: nothing is kept)."""
+    del prevent_cse, policy  # no CSE pass merges the recomputation; nothing is saved
+    statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    return _Remat(fun, statics)
+
+
+remat = checkpoint
+
+
+def _remat_backward(cts: tuple, fwd: Forward, *primals: Any, call: _Call) -> tuple:
+    _, pullback = vjp_flat(lambda *leaves: call.run(leaves), primals)
+    return tuple(pullback(list(cts)))
+
+
+vjp_forward_rules[remat_call_p] = lambda *primals, call: (tuple(call.run(primals)), None)
+vjp_rules[remat_call_p] = _remat_backward
