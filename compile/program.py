@@ -177,7 +177,8 @@ class ClusterProgram:
         """The comment on a kernel call: its root equation, or the roots of a run."""
         if len(cluster.roots) == 1:
             return equation_text(cluster.roots[0], self._names)
-        names = ", ".join(f"%{self._names[r.outputs[0]].split('#')[0]}" for r in cluster.roots)
+        names = ", ".join(f"%{self._names[r.outputs[0]].split('#')[0]}" if r.outputs else
+                          r.primitive.name for r in cluster.roots)
         return f"{names}: small ops, one kernel"
 
     def _library_step(self, k: int, step: Call) -> list[str]:

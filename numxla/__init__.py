@@ -1,0 +1,56 @@
+"""numxla with JAX's names: ``import numxla as jax``.
+
+The transforms (``jit``, ``grad``, ``vmap``...), the array layers
+(``numxla.numpy`` is ``primitives.numpy``, ``numxla.lax`` is ``primitives``)
+and the libraries JAX programs reach for (``random``, ``nn``, ``tree_util``,
+``debug``, ``scipy``) under the spellings of ``jax``.  Submodules load on
+first use.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any, Callable
+
+import numpy as _np
+
+import primitives as _lax
+import primitives.numpy as _jnp
+from autodiff import grad, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
+from autodiff.custom import checkpoint, custom_jvp, custom_vjp, remat
+from compile import Array, device_put, jit, pmap
+from primitives.side_effects import stop_gradient
+from tracer import pytree as _pytree
+from tracer.config import config
+
+from ._api import (ShapeDtypeStruct, block_until_ready, default_backend, device_count,
+                   device_get, devices, eval_shape, hessian, linearize, local_device_count,
+                   local_devices, make_jaxpr, process_count, process_index)
+
+# ``import numxla.numpy as jnp`` and ``numxla.lax``: the existing modules under JAX's names
+sys.modules[__name__ + ".numpy"] = _jnp
+sys.modules[__name__ + ".lax"] = _lax
+numpy = _jnp
+lax = _lax
+
+tree_map: Callable[..., Any] = _pytree.tree_map
+tree_leaves = _pytree.tree_leaves
+tree_structure = _pytree.tree_structure
+
+_SUBMODULES = ("random", "nn", "tree_util", "tree", "debug", "scipy", "dtypes", "errors")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'numxla' has no attribute {name!r}")
+
+
+__all__ = ["jit", "grad", "value_and_grad", "vmap", "jvp", "vjp", "jacfwd", "jacrev", "hessian",
+           "linearize", "pmap", "device_put", "device_get", "block_until_ready", "Array",
+           "ShapeDtypeStruct", "eval_shape", "make_jaxpr", "stop_gradient", "custom_jvp",
+           "custom_vjp", "checkpoint", "remat", "config", "devices", "local_devices",
+           "device_count", "local_device_count", "process_index", "process_count",
+           "default_backend", "numpy", "lax", "tree_map", "tree_leaves", "tree_structure",
+           *_SUBMODULES]
+del _np

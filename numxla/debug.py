@@ -1,0 +1,46 @@
+"""``jax.debug``: ``print`` and ``callback`` that run eagerly and inside
+compiled code.  Each is a side-effecting ``custom_call`` of a host function
+(its results none), so ``jit`` keeps it and calls back into Python with the
+values of that call."""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Callable
+
+from primitives.side_effects import custom_call, register_custom_call_target
+from tracer import pytree
+
+__all__ = ["print", "callback"]
+
+_targets: dict[Any, str] = {}  # (function or format, argument structure) -> target name
+
+
+def _target(key: Any, host: Callable[..., None]) -> str:
+    name = _targets.get(key)
+    if name is None:
+        name = _targets[key] = f"numxla_debug_{len(_targets)}"
+        register_custom_call_target(name, host)
+    return name
+
+
+def callback(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Call ``fn(*args, **kwargs)`` on the host with the arrays' values, when
+    the program reaches this point (its result is ignored)."""
+    leaves, tree = pytree.flatten((args, kwargs))
+
+    def host(*values: Any) -> tuple:
+        call_args, call_kwargs = tree.unflatten(values)
+        fn(*call_args, **call_kwargs)
+        return ()
+    custom_call(_target((fn, tree), host), leaves, [], has_side_effect=True)
+
+
+def print(fmt: str, *args: Any, **kwargs: Any) -> None:  # noqa: A001 (JAX's name)
+    """``print(fmt.format(*args, **kwargs))`` with the values, eagerly or compiled."""
+    leaves, tree = pytree.flatten((args, kwargs))
+
+    def host(*values: Any) -> tuple:
+        call_args, call_kwargs = tree.unflatten(values)
+        builtins.print(fmt.format(*call_args, **call_kwargs))
+        return ()
+    custom_call(_target((fmt, tree), host), leaves, [], has_side_effect=True)
