@@ -10,6 +10,7 @@ another ``jit``, or under ``grad``), a jitted function is traced inline.
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import threading
 import time
@@ -279,6 +280,28 @@ def _with_layout(shape: Shape, layout: Any, what: str) -> Shape:
         raise type(error)(f"jit: {what} ({shape}): {error}") from None
 
 
+def _static_both(fn: Callable, nums: Any, names: Any) -> tuple[Any, Any]:
+    """``static_argnums`` and ``static_argnames`` completed from each other
+    through ``fn``'s signature, as JAX does: a static parameter is static
+    whether the caller passes it by position or by keyword."""
+    if nums is None and names is None:
+        return None, None
+    nums_t = (nums,) if isinstance(nums, int) else tuple(nums or ())
+    names_t = (names,) if isinstance(names, str) else tuple(names or ())
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # a builtin or C callable: as given
+        return nums, names
+    by_position = [p.name for p in params
+                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    keyword = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    nums_t += tuple(by_position.index(n) for n in names_t
+                    if n in by_position and by_position.index(n) not in nums_t)
+    names_t += tuple(by_position[i] for i in nums_t if -len(by_position) <= i < len(by_position)
+                     and by_position[i] in keyword and by_position[i] not in names_t)
+    return (nums_t or None), (names_t or None)
+
+
 def _function_name(fn: Callable) -> str:
     """A name for ``fn`` in messages and compiled code (a ``functools.partial``
     or a callable object has no ``__name__`` of its own)."""
@@ -299,8 +322,8 @@ class JittedFunction:
         self.__name__ = _function_name(fn)
         self.fn = fn
         self.tiered = tiered
-        self.static_argnums = static_argnums
-        self.static_argnames = static_argnames
+        self.static_argnums, self.static_argnames = _static_both(fn, static_argnums,
+                                                                 static_argnames)
         self.in_layouts = in_layouts
         self.out_layouts = out_layouts
         self._cache: dict[Signature, Compiled] = {}

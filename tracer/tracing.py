@@ -37,12 +37,9 @@ def _normalize_argnums(argnums: int | Iterable[int] | None, nargs: int) -> tuple
         return ()
     if isinstance(argnums, int):
         argnums = (argnums,)
-    out = []
-    for a in argnums:
-        if not -nargs <= a < nargs:
-            raise ValueError(f"static_argnums {a} is out of range for {nargs} positional arguments")
-        out.append(a % nargs)
-    return tuple(sorted(set(out)))
+    # a static parameter beyond the positional arguments given is passed by
+    # keyword (static_argnames covers it) or defaulted, as in JAX
+    return tuple(sorted({a % nargs for a in argnums if -nargs <= a < nargs}))
 
 
 def split_static(args: tuple, kwargs: dict, static_argnums, static_argnames

@@ -85,3 +85,17 @@ def test_shape_errors_name_op_and_shapes():
         lax.add([1.0], [2.0])
     np.testing.assert_array_equal(np.asarray(jit(lambda a: a[1:3])(np.arange(6.0))), [1, 2])
     assert float(xnp.sum(np.array([1.0, 2.0]))) == 3.0
+
+
+def test_static_arguments_by_position_or_keyword():
+    """JAX completes static_argnums and static_argnames from each other."""
+    x = np.ones(2, np.float32)
+    by_name = jit(lambda v, n: v * n, static_argnames="n")
+    by_number = jit(lambda v, n: v * n, static_argnums=1)
+    for f in (by_name, by_number):
+        np.testing.assert_array_equal(np.asarray(f(x, 3)), [3, 3])
+        np.testing.assert_array_equal(np.asarray(f(x, n=4)), [4, 4])
+    keyword_only = jit(lambda v, *, k: v * k, static_argnames="k")
+    np.testing.assert_array_equal(np.asarray(keyword_only(x, k=2)), [2, 2])
+    with pytest.raises(TypeError, match="must be hashable"):
+        by_name(x, n=[1])
