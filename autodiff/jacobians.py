@@ -36,52 +36,75 @@ def _with(args: tuple, at: int, value: Any) -> tuple:
     return args[:at] + (value,) + args[at + 1:]
 
 
-def jacfwd(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Jacobian of ``fn`` with respect to array argument(s) ``argnums``, by forward mode."""
-    def jacobian(*args: Any) -> Any:
-        single, nums = _argnums(argnums, len(args))
-        per_arg = []
-        for a in nums:
-            aval = abstractify(args[a])
+def _flat_problem(fn: Callable[..., Any], args: tuple, argnums: int | Sequence[int]):
+    """``fn`` as a function of the leaves of the chosen arguments (pytrees),
+    those leaves, their tree (a tuple of the chosen arguments), and whether
+    one argument was chosen."""
+    single, nums = _argnums(argnums, len(args))
+    leaves, in_tree = pytree.flatten(tuple(args[a] for a in nums))
 
-            def push(v, a=a):
-                return jvp(lambda x: fn(*_with(args, a, x)), (args[a],), (v,))[1]
+    def of_leaves(*values):
+        full = args
+        for a, chosen in zip(nums, in_tree.unflatten(values)):
+            full = _with(full, a, chosen)
+        return fn(*full)
+    return of_leaves, leaves, in_tree, single
+
+
+def _assemble(blocks: list[list[Any]], out_tree: pytree.TreeDef, in_tree: pytree.TreeDef,
+              single: bool) -> Any:
+    """``blocks[o][i]``, the Jacobian of output leaf ``o`` by input leaf ``i``,
+    as JAX nests them: the output's structure outside, the input's inside."""
+    def per_output(row):
+        chosen = in_tree.unflatten(row)
+        return chosen[0] if single else chosen
+    return out_tree.unflatten([per_output(row) for row in blocks])
+
+
+def jacfwd(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The Jacobian of ``fn`` with respect to argument(s) ``argnums`` (arrays
+    or pytrees of them), by forward mode: one ``jvp`` per input basis
+    vector, batched by ``vmap``."""
+    def jacobian(*args: Any) -> Any:
+        of_leaves, leaves, in_tree, single = _flat_problem(fn, args, argnums)
+        columns, out_tree = [], None
+        for j, leaf in enumerate(leaves):
+            aval = abstractify(leaf)
+
+            def push(v, j=j):
+                tangents = tuple(v if k == j else np.zeros(abstractify(x).dimensions,
+                                                           abstractify(x).dtype)
+                                 for k, x in enumerate(leaves))
+                return jvp(of_leaves, tuple(leaves), tangents)[1]
 
             stacked = vmap(push, out_axes=-1)(_basis(aval))
-            per_arg.append(pytree.tree_map(
-                lambda t, aval=aval: _reshape_last(t, aval.dimensions), stacked))
-        if single:
-            return per_arg[0]
-        return pytree.tree_map(lambda *ts: tuple(ts), *per_arg)
+            out_leaves, out_tree = pytree.flatten(stacked)
+            columns.append([_reshape_last(t, aval.dimensions) for t in out_leaves])
+        blocks = [[column[o] for column in columns] for o in range(out_tree.num_leaves)]
+        return _assemble(blocks, out_tree, in_tree, single)
     return jacobian
 
 
 def jacrev(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Jacobian of ``fn`` with respect to array argument(s) ``argnums``, by reverse mode."""
+    """The Jacobian of ``fn`` with respect to argument(s) ``argnums`` (arrays
+    or pytrees of them), by reverse mode: one VJP per output basis vector,
+    batched by ``vmap``."""
     def jacobian(*args: Any) -> Any:
-        single, nums = _argnums(argnums, len(args))
-
-        def of_chosen(*chosen):
-            full = args
-            for a, v in zip(nums, chosen):
-                full = _with(full, a, v)
-            return fn(*full)
-
-        out, vjp_fn = vjp(of_chosen, *(args[a] for a in nums))
-        leaves, tree = pytree.flatten(out)
-        rows = []
-        for k, leaf in enumerate(leaves):
+        of_leaves, leaves, in_tree, single = _flat_problem(fn, args, argnums)
+        out, vjp_fn = vjp(of_leaves, *leaves)
+        out_leaves, out_tree = pytree.flatten(out)
+        blocks = []
+        for k, leaf in enumerate(out_leaves):
             aval = abstractify(leaf)
 
             def pull(u, k=k):
-                cts = [u if j == k else np.zeros(abstractify(l).dimensions, abstractify(l).dtype)
-                       for j, l in enumerate(leaves)]
-                return vjp_fn(tree.unflatten(cts))
+                cts = [u if j == k else np.zeros(abstractify(x).dimensions, abstractify(x).dtype)
+                       for j, x in enumerate(out_leaves)]
+                return vjp_fn(out_tree.unflatten(cts))
 
             per_input = vmap(pull)(_basis(aval))          # (size,) + input shape, per input
-            rows.append(tuple(_reshape_first(g, aval.dimensions) for g in per_input))
-        per_leaf = [r[0] if single else r for r in rows]
-        return tree.unflatten(per_leaf)
+            blocks.append([_reshape_first(g, aval.dimensions) for g in per_input])
+        return _assemble(blocks, out_tree, in_tree, single)
     return jacobian
 
 

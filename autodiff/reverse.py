@@ -211,9 +211,12 @@ def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False):
 
 
 def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False) -> Callable[..., Any]:
+                   has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False) -> Callable[..., Any]:
     """JAX's ``value_and_grad``: ``(fn(*args), d fn / d args[argnums])``;
-    ``fn`` must return a real scalar (plus ``aux`` with ``has_aux``)."""
+    ``fn`` must return a real scalar (plus ``aux`` with ``has_aux``), or with
+    ``holomorphic`` a complex scalar of complex arguments, whose derivative
+    ``f'(z)`` is returned (the VJP of the cotangent 1, as JAX's)."""
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
 
@@ -233,8 +236,19 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
         out = vjp(of_chosen, *(args[a] for a in chosen), has_aux=has_aux)
         value, vjp_fn = out[0], out[1]
         aval = abstractify(value)
-        if aval.ndim != 0 or not aval.element_type.is_floating:
-            raise TypeError(f"grad requires a real scalar output, got {aval.shape}")
+        if holomorphic:
+            for a in chosen:
+                if not all(abstractify(x).element_type.is_complex
+                           for x in pytree.tree_leaves(args[a])):
+                    raise TypeError(f"grad(holomorphic=True) requires complex arguments; "
+                                    f"argument {a} is {abstractify(args[a]).shape}")
+            if aval.ndim != 0 or not aval.element_type.is_complex:
+                raise TypeError(f"grad(holomorphic=True) requires a complex scalar output, "
+                                f"got {aval.shape}")
+        elif aval.ndim != 0 or not aval.element_type.is_floating:
+            raise TypeError(f"grad requires a real scalar output, got {aval.shape}"
+                            + (" (holomorphic=True differentiates complex functions)"
+                               if aval.element_type.is_complex else ""))
         grads = vjp_fn(scalar_like(aval, 1))
         g = grads[0] if single else tuple(grads)
         return ((value, out[2]), g) if has_aux else (value, g)
@@ -245,10 +259,11 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
 
 def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
-         has_aux: bool = False) -> Callable[..., Any]:
+         has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False) -> Callable[..., Any]:
     """JAX's ``grad``: the gradient of a real scalar function with respect to
     ``args[argnums]`` (a tuple of gradients for a tuple of argnums)."""
-    vg = value_and_grad(fn, argnums, has_aux)
+    vg = value_and_grad(fn, argnums, has_aux, holomorphic, allow_int)
 
     def wrapped(*args: Any, **kwargs: Any):
         (value, g) = vg(*args, **kwargs)

@@ -19,7 +19,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tracer import pytree
-from tracer.core import AbstractValue, Tracer, abstractify, dynamic_array, is_float0, runtime_sizes
+from tracer.core import (AbstractValue, EagerArray, Tracer, abstractify, dynamic_array, is_float0,
+                         runtime_sizes)
 from tracer.graph import Graph
 from tracer.printer import graph_to_text, subgraphs
 from tracer.shapes import PrimitiveType, Shape
@@ -223,7 +224,7 @@ def _buffer_converter(aval: AbstractValue) -> Callable[[Any], Any]:
         dtype = aval.dtype
 
         def convert(x: Any) -> np.ndarray:
-            if type(x) is np.ndarray and x.dtype == dtype and x.flags.c_contiguous \
+            if type(x) in _PLAIN_ARRAYS and x.dtype == dtype and x.flags.c_contiguous \
                     and x.flags.writeable:
                 return x.reshape(-1)
             return kernel_buffer(x, aval)
@@ -231,10 +232,14 @@ def _buffer_converter(aval: AbstractValue) -> Callable[[Any], Any]:
     return functools.partial(kernel_buffer, aval=aval)
 
 
+# NumPy arrays and eager results: buffers as they are
+_PLAIN_ARRAYS = (np.ndarray, EagerArray)
+
+
 def _leaf_key(x: Any) -> Any:
     """A cheap stand-in for a leaf's abstract value (None: no fast path)."""
     t = type(x)
-    if t is np.ndarray:
+    if t in _PLAIN_ARRAYS:
         return (x.dtype, x.shape)
     if t is Array:
         return x.xla_shape
@@ -452,7 +457,8 @@ class JittedFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs and not self._has_static:
             # the common case: positional NumPy arrays only
-            key = tuple([(a.dtype, a.shape) if type(a) is np.ndarray else _NO_KEY for a in args])
+            key = tuple([(a.dtype, a.shape) if type(a) in _PLAIN_ARRAYS else _NO_KEY
+                         for a in args])
             compiled = self._flat_cache.get(key)
             if compiled is not None:
                 return compiled.graph.out_tree.unflatten(compiled.call_flat(args))
@@ -475,7 +481,7 @@ class JittedFunction:
             if None not in leaf_keys:
                 self._fast_cache[fast_key] = compiled
                 if not kwargs and not self._has_static and all(
-                        type(a) is np.ndarray for a in args):
+                        type(a) in _PLAIN_ARRAYS for a in args):
                     self._flat_cache[tuple((a.dtype, a.shape) for a in args)] = compiled
         return compiled.graph.out_tree.unflatten(compiled.call_flat(leaves))
 

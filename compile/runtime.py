@@ -92,6 +92,12 @@ class Array:
     def block_until_ready(self) -> "Array":
         return self
 
+    @property
+    def at(self) -> Any:
+        """JAX's ``x.at[index].set(v)`` (``add``, ``mul``, ``min``, ``max``, ``get``...)."""
+        from tracer.core import OPERATORS
+        return OPERATORS["attr:at"](self)
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of an unsized Array")

@@ -34,7 +34,7 @@ __all__ = [
     "current_interpreter", "set_interpreter", "TracerError",
     "ConcretizationError", "LeakedTracerError", "ShapeError", "OPERATORS",
     "DEFAULT_FLOAT", "DEFAULT_INT", "BF16Array", "bf16_array", "DynamicArray", "dynamic_array",
-    "runtime_sizes", "FLOAT0", "is_float0",
+    "runtime_sizes", "FLOAT0", "is_float0", "EagerArray",
 ]
 
 # Python scalars are weakly typed (as in JAX without x64): their dtype
@@ -376,7 +376,22 @@ def _check_concrete(primitive: Primitive, value: Any, aval: AbstractValue) -> An
         raise AssertionError(f"{primitive.name}: reference semantics gave shape {arr.shape}, "
                              f"shape rule says {aval.shape}")
     arr = arr.astype(aval.dtype, copy=False)
-    return bf16_array(arr) if aval.element_type is PrimitiveType.BF16 else arr
+    return bf16_array(arr) if aval.element_type is PrimitiveType.BF16 else arr.view(EagerArray)
+
+
+class EagerArray(np.ndarray):
+    """An eager op's result: a NumPy array, with what JAX's arrays have and
+    NumPy's lack (``.at[...]`` updates, ``block_until_ready``)."""
+
+    @property
+    def at(self) -> Any:
+        return OPERATORS["attr:at"](self)
+
+    def block_until_ready(self) -> "EagerArray":
+        return self
+
+    def __repr__(self) -> str:  # JAX's spelling
+        return "Array" + repr(np.asarray(self)).removeprefix("array")
 
 
 class BF16Array(np.ndarray):
