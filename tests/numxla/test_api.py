@@ -76,3 +76,15 @@ def test_custom_rules_under_jax_names():
     assert float(jax.grad(f)(np.float32(1))) == 0.5
     assert float(jax.grad(jax.checkpoint(lambda v: jnp.sin(v) ** 2))(np.float32(0.3))) == \
         pytest.approx(np.sin(0.6), rel=1e-5)
+
+
+def test_at_updates_on_eager_and_compiled_results():
+    z = jnp.zeros(3)
+    assert repr(z).startswith("Array(")
+    np.testing.assert_array_equal(z.at[0].set(1.0), [1, 0, 0])
+    doubled = jax.jit(lambda v: v * 2)(np.ones(3, np.float32))
+    np.testing.assert_array_equal(np.asarray(doubled.at[1].add(5.0)), [2, 7, 2])
+    assert float(doubled.at[2].get()) == 2.0
+    summed = lax.add(np.ones(2, np.float32), 1.0)
+    np.testing.assert_array_equal(np.asarray(summed.at[1].mul(3.0)), [2, 6])
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda v: v + 1)(summed)), [3, 3])
