@@ -79,6 +79,36 @@ def _bind(primitive: Primitive, wrapper: Any, args: tuple) -> Any:
     return call.out_tree.unflatten(outs)
 
 
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+remat_call_p = Primitive("remat_call", multiple_results=True)
+
+
+class _Wrapped:
+    """A function with a rule of its own: bound as ``primitive`` when one of
+    ``interpreters`` is current and differentiates an argument, run as it
+    is otherwise."""
+    primitive: Primitive
+    interpreters: tuple[type, ...] = (ReverseInterpreter,)
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+
+    def _check_defined(self) -> None:
+        """Raise if the rule is still missing."""
+
+    def __call__(self, *args: Any) -> Any:
+        self._check_defined()
+        interpreter = current_interpreter()
+        _, rest = _split(args, self.nondiff_argnums)
+        if isinstance(interpreter, self.interpreters) and \
+                _is_tracked(interpreter, pytree.tree_leaves(rest)):
+            return _bind(self.primitive, self, args)
+        return self.fun(*args)
+
+
 def _cotangent_leaves(grads: Sequence[Any], args: Sequence[Any]) -> list[Any]:
     """Per-argument cotangents (``None``: zero) as leaves, one per leaf of ``args``."""
     out = []
@@ -93,32 +123,19 @@ def _cotangent_leaves(grads: Sequence[Any], args: Sequence[Any]) -> list[Any]:
 # custom_vjp
 # --------------------------------------------------------------------------
 
-custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
-
-
-class custom_vjp:  # noqa: N801 (JAX's name)
+class custom_vjp(_Wrapped):  # noqa: N801 (JAX's name)
     """``f = custom_vjp(fun)``, then ``f.defvjp(fwd, bwd)``."""
-
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
-        self.fwd: Callable[..., Any] | None = None
-        self.bwd: Callable[..., Any] | None = None
+    primitive = custom_vjp_call_p
+    fwd: Callable[..., Any] | None = None
+    bwd: Callable[..., Any] | None = None
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
         self.fwd, self.bwd = fwd, bwd
 
-    def __call__(self, *args: Any) -> Any:
+    def _check_defined(self) -> None:
         if self.fwd is None:
             raise TypeError(f"custom_vjp {getattr(self.fun, '__name__', self.fun)!r}: call "
                             f"defvjp(fwd, bwd) before calling it")
-        interpreter = current_interpreter()
-        _, rest = _split(args, self.nondiff_argnums)
-        if isinstance(interpreter, ReverseInterpreter) and \
-                _is_tracked(interpreter, pytree.tree_leaves(rest)):
-            return _bind(custom_vjp_call_p, self, args)
-        return self.fun(*args)
 
 
 def _custom_vjp_forward(*primals: Any, call: _Call) -> tuple[tuple, Any]:
@@ -145,17 +162,11 @@ vjp_rules[custom_vjp_call_p] = _custom_vjp_backward
 # custom_jvp
 # --------------------------------------------------------------------------
 
-custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
-
-
-class custom_jvp:  # noqa: N801 (JAX's name)
+class custom_jvp(_Wrapped):  # noqa: N801 (JAX's name)
     """``f = custom_jvp(fun)``, then ``@f.defjvp`` on ``jvp(primals, tangents)``."""
-
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
-        self.jvp: Callable[..., Any] | None = None
+    primitive = custom_jvp_call_p
+    interpreters = (JVPInterpreter, ReverseInterpreter)
+    jvp: Callable[..., Any] | None = None
 
     def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
         self.jvp = jvp
@@ -173,16 +184,10 @@ class custom_jvp:  # noqa: N801 (JAX's name)
             return out, total
         self.jvp = jvp
 
-    def __call__(self, *args: Any) -> Any:
+    def _check_defined(self) -> None:
         if self.jvp is None:
             raise TypeError(f"custom_jvp {getattr(self.fun, '__name__', self.fun)!r}: define "
                             f"its rule with defjvp before calling it")
-        interpreter = current_interpreter()
-        _, rest = _split(args, self.nondiff_argnums)
-        if isinstance(interpreter, (JVPInterpreter, ReverseInterpreter)) and \
-                _is_tracked(interpreter, pytree.tree_leaves(rest)):
-            return _bind(custom_jvp_call_p, self, args)
-        return self.fun(*args)
 
 
 def _user_jvp(call: _Call, primals: Sequence[Any], tangents: Sequence[Any]
@@ -223,22 +228,8 @@ vjp_rules[custom_jvp_call_p] = _custom_jvp_backward
 # checkpoint / remat
 # --------------------------------------------------------------------------
 
-remat_call_p = Primitive("remat_call", multiple_results=True)
-
-
-class _Remat:
-    def __init__(self, fun: Callable[..., Any], static_argnums: Sequence[int]):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(static_argnums)
-
-    def __call__(self, *args: Any) -> Any:
-        interpreter = current_interpreter()
-        _, rest = _split(args, self.nondiff_argnums)
-        if isinstance(interpreter, ReverseInterpreter) and \
-                _is_tracked(interpreter, pytree.tree_leaves(rest)):
-            return _bind(remat_call_p, self, args)
-        return self.fun(*args)
+class _Remat(_Wrapped):
+    primitive = remat_call_p
 
 
 def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Any = None,
