@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tracer.core import AbstractValue, abstractify, to_numpy
+from tracer.core import OPERATOR_NAMES, AbstractValue, abstractify, to_numpy
 from tracer.shapes import (Layout, PrimitiveType, Shape, bf16_to_f32, from_physical, parse_layout,
                            to_physical)
 
@@ -155,10 +155,41 @@ class Array:
         return getattr(ufunc, method)(*inputs, **kwargs)
 
     def __getitem__(self, index):
-        return np.asarray(self)[index]
+        return self.values()[index]
 
     def __iter__(self):
-        return iter(np.asarray(self))
+        return iter(self.values())
+
+    def __getattr__(self, name: str) -> Any:
+        """The array methods of the op set (``.sum()``, ``.T``, ``.reshape``...)."""
+        from tracer.core import OPERATORS
+        method = OPERATORS.get(f"attr:{name}") if not name.startswith("_") else None
+        if method is None:
+            raise AttributeError(f"'Array' object has no attribute {name!r}")
+        return method(self)
+
+    def item(self, *index: int) -> Any:
+        return self.values().item(*index)
+
+    def tolist(self) -> Any:
+        return self.values().tolist()
+
+    def copy(self) -> "Array":
+        return Array.wrap(self.buffer.copy(), self.xla_shape)
+
+    def __divmod__(self, other: Any) -> tuple:
+        return self // other, self % other
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        return round(self._scalar("a rounded number").item(), ndigits)
+
+    @property
+    def nbytes(self) -> int:
+        return self.buffer.nbytes
+
+    @property
+    def itemsize(self) -> int:
+        return self.buffer.itemsize
 
 
 def _operator(name: str):
@@ -169,9 +200,7 @@ def _operator(name: str):
     return method
 
 
-for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
-              "__truediv__", "__rtruediv__", "__matmul__", "__rmatmul__", "__neg__",
-              "__pos__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"):
+for _name in OPERATOR_NAMES:
     setattr(Array, _name, _operator(_name))
 Array.__hash__ = None  # compared element-wise, as NumPy's and JAX's arrays: not hashable
 

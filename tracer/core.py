@@ -34,7 +34,7 @@ __all__ = [
     "current_interpreter", "set_interpreter", "TracerError",
     "ConcretizationError", "LeakedTracerError", "ShapeError", "OPERATORS",
     "DEFAULT_FLOAT", "DEFAULT_INT", "BF16Array", "bf16_array", "DynamicArray", "dynamic_array",
-    "runtime_sizes", "FLOAT0", "is_float0", "EagerArray",
+    "runtime_sizes", "FLOAT0", "is_float0", "EagerArray", "OPERATOR_NAMES",
 ]
 
 # Python scalars are weakly typed (as in JAX without x64): their dtype
@@ -593,12 +593,17 @@ class Tracer:
         return fn(self)
 
 
+# Python's operators that the op set defines (``OPERATORS``), for the
+# array types that take theirs from it.
+OPERATOR_NAMES = tuple(f"__{n}__" for n in (
+    "add", "radd", "sub", "rsub", "mul", "rmul", "truediv", "rtruediv", "floordiv",
+    "rfloordiv", "mod", "rmod", "pow", "rpow", "matmul", "rmatmul", "and", "rand", "or", "ror",
+    "xor", "rxor", "lshift", "rlshift", "rshift", "rrshift", "neg", "pos", "abs", "invert",
+    "eq", "ne", "lt", "le", "gt", "ge"))
+
 # Eager bf16 arrays take their operators from the op set too, and so do
 # dynamic arrays: ``x * 2 + 1`` computes on the run-time sizes, as under jit
 # (NumPy functions still see the whole padded buffer).
-for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
-              "__truediv__", "__rtruediv__", "__matmul__", "__rmatmul__", "__neg__", "__pos__",
-              "__abs__", "__pow__", "__rpow__", "__lt__", "__le__", "__gt__", "__ge__",
-              "__eq__", "__ne__"):
+for _name in OPERATOR_NAMES:
     setattr(BF16Array, _name, _operator(_name))
     setattr(DynamicArray, _name, _operator(_name))

@@ -42,6 +42,22 @@ def test_array_numpy_protocol():
     np.testing.assert_array_equal(np.add(a, 1), np.arange(1, 5))
     scalar = jit(lambda x: x * 3)(np.float32(1.5))
     assert f"{scalar:.2f}" == "4.50" and str(scalar) == "4.5"
+    assert scalar.item() == 4.5 and round(scalar) == 4
+
+
+def test_array_operators_and_methods_as_jax_arrays():
+    a = jit(lambda x: x)(np.arange(1, 4, dtype=np.int32))
+    n = np.arange(1, 4, dtype=np.int32)
+    for got, want in [(a ** 2, n ** 2), (2 ** a, 2 ** n), (abs(-a), n), (a // 2, n // 2),
+                      (7 // a, 7 // n), (a % 2, n % 2), (7 % a, 7 % n), (a & 1, n & 1),
+                      (a | 4, n | 4), (a ^ 1, n ^ 1), (~a, ~n), (a << 1, n << 1),
+                      (a >> 1, n >> 1), (divmod(a, 2)[1], n % 2), (a.T, n), (a.sum(), 6),
+                      (a.reshape(3, 1), n.reshape(3, 1)), (a.astype(np.float32), n),
+                      (a.max(), 3), (a.mean(), 2.0), (a[1:], n[1:])]:
+        np.testing.assert_array_equal(np.asarray(got), want)
+    assert a.tolist() == [1, 2, 3] and a.copy().tolist() == [1, 2, 3]
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        a.nope
 
 
 def test_dynamic_array_numpy_operators_respect_runtime_size():
