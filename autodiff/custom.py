@@ -28,10 +28,11 @@ from typing import Any, Callable, Sequence
 from tracer import pytree
 from tracer.core import Primitive, abstractify, current_interpreter
 
-from .forward import JVPInterpreter
+from .batching import batch_flat
+from .forward import JVPInterpreter, jvp_flat
 from .reverse import ReverseInterpreter, vjp_flat
-from .rules import Forward, Zero, instantiate, jvp_rules, vjp_forward_rules, vjp_rules, \
-    zeros_like_aval
+from .rules import Forward, Zero, batch_rules, instantiate, jvp_rules, vjp_forward_rules, \
+    vjp_rules, zeros_like_aval
 
 __all__ = ["custom_vjp", "custom_jvp", "checkpoint", "remat"]
 
@@ -82,6 +83,40 @@ def _bind(primitive: Primitive, wrapper: Any, args: tuple) -> Any:
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 remat_call_p = Primitive("remat_call", multiple_results=True)
+
+
+def _run(*leaves: Any, call: "_Call") -> tuple:
+    return tuple(call.run(leaves))
+
+
+def _traced_avals(*avals: Any, call: "_Call") -> tuple:
+    from tracer.tracing import trace_pytree
+    graph, _ = trace_pytree(lambda *leaves: call.run(leaves), avals)
+    return graph.out_avals
+
+
+# Bound only under a differentiation interpreter, whose rules take over;
+# evaluated or traced plainly, each is its function.
+def _function_jvp(primals: tuple, tangents: tuple, *, call: "_Call") -> tuple[tuple, tuple]:
+    """Forward mode through the function's own ops (JAX refuses ``jvp`` of a
+    ``custom_vjp`` function; numxla differentiates ``fun`` instead)."""
+    outs, t_outs = jvp_flat(lambda *leaves: call.run(leaves), primals, tangents)
+    return tuple(outs), tuple(t_outs)
+
+
+def _function_batch(args: tuple, dims: tuple, *, call: "_Call") -> tuple[tuple, tuple]:
+    """``vmap`` runs the function batched (its rule applies to one example)."""
+    size = next(abstractify(a).dimensions[d] for a, d in zip(args, dims) if d is not None)
+    outs, out_dims = batch_flat(lambda *leaves: call.run(leaves), args, dims, size)
+    return tuple(outs), tuple(out_dims)
+
+
+for _p in (custom_vjp_call_p, custom_jvp_call_p, remat_call_p):
+    _p.def_impl(_run)
+    _p.def_abstract_eval(_traced_avals)
+    batch_rules[_p] = _function_batch
+for _p in (custom_vjp_call_p, remat_call_p):
+    jvp_rules[_p] = _function_jvp
 
 
 class _Wrapped:
