@@ -50,7 +50,9 @@ def parallel_step(learning_rate: float, backend: str = "threads"):
         grads = lax.pmean(grads, AXIS)
         new = pytree.tree_map(lambda p, g: p - learning_rate * g, params, grads)
         return lax.pmean(value, AXIS), new
-    return pmap(step, axis_name=AXIS, backend=backend)
+    # (MPI: every rank still passes the whole batch and gets every replica's
+    # parameters back; per-rank data is issue 15's next step)
+    return pmap(step, axis_name=AXIS, backend=backend, global_arguments=backend == "mpi")
 
 
 def train(replicas: int = 2, steps: int = 20, batch: int = 32, learning_rate: float = 0.2,

@@ -6,6 +6,7 @@ number of replicas on threads)."""
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -110,12 +111,29 @@ def device_count(backend: str | None = None) -> int:
 local_device_count = device_count
 
 
+def _mpi_world() -> Any:
+    """MPI's world communicator when this process runs under ``mpiexec``
+    (pmap's MPI backend: one process per rank), else None."""
+    if "mpi4py.MPI" not in sys.modules and not any(
+            v in os.environ for v in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK")):
+        return None
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        return None
+    return MPI.COMM_WORLD
+
+
 def process_index() -> int:
-    return 0
+    """This process's rank among the MPI processes (0 without MPI)."""
+    world = _mpi_world()
+    return 0 if world is None else world.rank
 
 
 def process_count() -> int:
-    return 1
+    """How many MPI processes run the program (1 without MPI)."""
+    world = _mpi_world()
+    return 1 if world is None else world.size
 
 
 def default_backend() -> str:

@@ -1,9 +1,10 @@
 """pmap's MPI backend: ``mpiexec -n N python script.py`` runs one replica per
 rank (mpi4py, the optional ``mpi`` extra).
 
-Every rank calls the same ``pmap``-ed function with the same global
-arguments; rank ``r`` runs replica ``r`` on slice ``r`` and every rank gets
-the stacked results.  Before each collective the ranks agree on it: a
+Rank ``r`` runs replica ``r``: it passes that replica's slice of the mapped
+arguments and gets its results back (JAX's multi-process convention), or,
+with ``global_arguments=True``, every rank passes the same global arguments,
+takes slice ``r`` and gets every replica's stacked results.  Before each collective the ranks agree on it: a
 non-blocking all-gather of a fixed-size record (collective number, what it
 is, a hash of its parameters and operand types — or "finished" / "failed")
 polled against the timeout, so mismatched collectives, a rank that finished

@@ -82,7 +82,7 @@ class PmappedFunction:
 
     def __init__(self, fn: Callable[..., Any], axis_name: str | None, num_replicas: int | None,
                  backend: str, timeout: float, num_partitions: int = 1, in_axes: Any = 0,
-                 out_axes: Any = 0):
+                 out_axes: Any = 0, global_arguments: bool = False):
         if isinstance(num_partitions, bool) or not isinstance(num_partitions, int) or \
                 num_partitions < 1:
             raise ValueError(f"pmap: num_partitions must be a positive int, got "
@@ -102,15 +102,17 @@ class PmappedFunction:
                                  f"{self.comm.size} MPI ranks (one process per rank)")
             self.num_processes = self.comm.size
         self.timeout = timeout
+        # MPI: every rank passes (and gets back) only its own replica's slices,
+        # unless global_arguments (every rank passes and gets everything)
+        self.local_shards = self.comm is not None and not global_arguments
         self._cache: dict[Any, _Program] = {}
         self._shared_pools: list[dict] = []  # idle pools of shared AllReduce results
         self._lock = threading.Lock()
         self.__name__ = getattr(fn, "__name__", "pmapped")
 
-    def _split(self, args: tuple) -> tuple[int, list[list[Any]], pytree.TreeDef]:
-        """The number of processes, each one's argument leaves, the arguments'
-        structure: leaves mapped by ``in_axes`` are split along that axis,
-        those with ``None`` go whole to every process."""
+    def _mapped(self, args: tuple) -> tuple[list[np.ndarray], list[int | None], pytree.TreeDef]:
+        """The arguments' leaves as arrays, the axis ``in_axes`` maps each on
+        (``None``: whole to every process), and their structure."""
         leaves, tree = pytree.flatten(args)
         if isinstance(self.in_axes, (list, tuple)) and len(self.in_axes) != len(args):
             raise ValueError(f"pmap: in_axes has {len(self.in_axes)} entries for {len(args)} "
@@ -125,6 +127,13 @@ class PmappedFunction:
                                  f"{a.shape} (every mapped argument needs that axis to split "
                                  f"over the processes)")
             axes.append(None if d is None else d % a.ndim)
+        return arrays, axes, tree
+
+    def _split(self, args: tuple) -> tuple[int, list[list[Any]], pytree.TreeDef]:
+        """The number of processes, each one's argument leaves, the arguments'
+        structure: leaves mapped by ``in_axes`` are split along that axis,
+        those with ``None`` go whole to every process."""
+        arrays, axes, tree = self._mapped(args)
         sizes = {a.shape[d] for a, d in zip(arrays, axes) if d is not None}
         n = self.num_processes if self.num_processes is not None else (
             sizes.pop() if len(sizes) == 1 else None)
@@ -165,6 +174,8 @@ class PmappedFunction:
         return co.ProcessGrid(n // self.num_partitions, self.num_partitions)
 
     def __call__(self, *args: Any) -> Any:
+        if self.local_shards:
+            return self._call_local(args)
         n, per_replica, tree = self._split(args)
         program = self._program(n, tree, per_replica[0])
         run = self._run_mpi if self.comm is not None else self._run_threads
@@ -217,26 +228,67 @@ class PmappedFunction:
     def _run_mpi(self, program: _Program, n: int, per_replica: list, shared: dict) -> list:
         """This rank runs its replica; every rank gets every replica's results
         that are stacked (``out_dims`` not None), its own of the others."""
+        own = self._run_own(program, n, per_replica[self.comm.rank], shared)
+        dims = program.out_dims
+        gathered = self.comm.allgather([r for r, d in zip(own, dims) if d is not None])
+        return [[next(parts) if d is not None else r for r, d in zip(own, dims)]
+                for parts in map(iter, gathered)]
+
+    def _run_own(self, program: _Program, n: int, leaves: list, shared: dict) -> list:
+        """This rank's replica of an ``n``-process run: its results."""
         from .mpi import MPIRendezvous
         rank = self.comm.rank
         rendezvous = MPIRendezvous(self.comm, self._grid(n), self.timeout, shared,
                                    program.messages)
         results: list[Any] = [None]
         errors: list[BaseException | None] = [None]
-        _run_process(program.compiled, per_replica[rank], rendezvous, rank, results, errors,
-                     slot=0)
+        _run_process(program.compiled, leaves, rendezvous, rank, results, errors, slot=0)
         if errors[0] is not None:
             raise errors[0]
-        own = [np.asarray(r) for r in results[0]]
-        dims = program.out_dims
-        gathered = self.comm.allgather([r for r, d in zip(own, dims) if d is not None])
-        return [[next(parts) if d is not None else r for r, d in zip(own, dims)]
-                for parts in map(iter, gathered)]
+        return [np.asarray(r) for r in results[0]]
+
+    def _call_local(self, args: tuple) -> Any:
+        """MPI with local shards (JAX's multi-process convention): the mapped
+        arguments carry this rank's replica only (leading size 1 on their
+        mapped axis), the results are this rank's (``out_axes=None`` ones
+        the value every replica has)."""
+        arrays, axes, tree = self._mapped(args)
+        n, rank = self.comm.size, self.comm.rank
+        local = {a.shape[d] for a, d in zip(arrays, axes) if d is not None}
+        if local - {1}:
+            raise ValueError(f"pmap(backend='mpi'): rank {rank} passed mapped axes of sizes "
+                             f"{sorted(local)}; each rank passes its own replica's slice "
+                             f"(size 1; global_arguments=True takes the whole batch on "
+                             f"every rank)")
+        own = [a if d is None else np.take(a, 0, axis=d) for a, d in zip(arrays, axes)]
+        self._agree(tree, arrays)
+        program = self._program(n, tree, own)
+        try:
+            shared = self._shared_pools.pop()
+        except IndexError:
+            shared = {}
+        try:
+            results = self._run_own(program, n, own, shared)
+        finally:
+            self._shared_pools.append(shared)
+        return program.compiled.graph.out_tree.unflatten(
+            [r if d is None else np.expand_dims(r, d) for r, d in zip(results, program.out_dims)])
+
+    def _agree(self, tree: pytree.TreeDef, arrays: list[np.ndarray]) -> None:
+        """Every rank checks that all ranks call with the same structure,
+        shapes and types: a clear error on each of them, not a hang."""
+        mine = f"{tree} " + " ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
+        every = self.comm.allgather(mine)
+        if any(other != mine for other in every):
+            lines = "; ".join(f"rank {r}: {text}" for r, text in enumerate(every))
+            raise ValueError(f"pmap(backend='mpi'): the ranks called with different "
+                             f"arguments ({lines})")
 
 
 def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
          num_replicas: int | None = None, backend: str = "threads", timeout: float = 60.0, *,
-         num_partitions: int = 1, in_axes: Any = 0, out_axes: Any = 0) -> Any:
+         num_partitions: int = 1, in_axes: Any = 0, out_axes: Any = 0,
+         global_arguments: bool = False) -> Any:
     """JAX's ``pmap``: ``fn`` compiled once and run on ``num_replicas``
     replicas (default: the size of the arguments' mapped axis), replica ``i``
     getting slice ``i`` of every argument; results stacked along a new
@@ -252,8 +304,12 @@ def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
     (``psum``, ``pmean``, ``pmax``, ``pmin``, ``ppermute``, ``axis_index``,
     ``all_gather``, ``all_to_all`` of ``primitives``).  ``backend="threads"``:
     one thread per replica in this process.  ``backend="mpi"``: one replica
-    per MPI rank (``mpiexec -n N``; every rank passes the same global
-    arguments and gets every stacked result).
+    per MPI rank (``mpiexec -n N``), in JAX's multi-process convention: each
+    rank passes only its own replica's slice (mapped axes of size 1) and
+    gets back its own results (``out_axes=None`` ones whole); a rank whose
+    arguments' shapes differ from the others' raises on every rank.
+    ``global_arguments=True``: every rank passes the same global arguments
+    and gets every stacked result.
     ``timeout``: seconds a replica waits at a collective for the others
     before the run fails with a ``CollectiveError``.
 
@@ -265,8 +321,9 @@ def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
     """
     if fn is None:
         return lambda f: pmap(f, axis_name, num_replicas, backend, timeout,
-                              num_partitions=num_partitions, in_axes=in_axes, out_axes=out_axes)
+                              num_partitions=num_partitions, in_axes=in_axes, out_axes=out_axes,
+                              global_arguments=global_arguments)
     if backend not in ("threads", "mpi"):
         raise ValueError(f"pmap: unknown backend {backend!r} (available: 'threads', 'mpi')")
     return PmappedFunction(fn, axis_name, num_replicas, backend, float(timeout), num_partitions,
-                           in_axes, out_axes)
+                           in_axes, out_axes, global_arguments)

@@ -29,37 +29,64 @@ def main() -> None:
         x = rng.integers(-20, 20, (n, 3, 2)).astype(np.float32)
         y = rng.integers(-50, 50, (n, 2 * size, size)).astype(np.int32)
         fn = _program(n, groups)
-        got = pmap(fn, backend="mpi", timeout=60)(x, y)
+        got = pmap(fn, backend="mpi", timeout=60, global_arguments=True)(x, y)
         for g, w in zip(got, _reference(fn, [x, y])):
             assert g.dtype == w.dtype and np.array_equal(g, w), (groups, g, w)
 
+    def mine(a):
+        """This rank's replica's slice of a global value (its local shard)."""
+        return a[rank:rank + 1]
+
+    import numxla
+    assert (numxla.process_index(), numxla.process_count()) == (rank, n)
+
+    # local shards in, local results out (JAX's multi-process convention)
     v = rng.standard_normal((n, 4))
     s, mx, idx = pmap(lambda a: (lax.psum(a, "i"), lax.pmax(a, "i"), lax.axis_index("i")),
-                      axis_name="i", backend="mpi")(v)
-    assert np.allclose(s, v.sum(0)) and np.array_equal(mx, np.broadcast_to(v.max(0), v.shape))
-    assert np.array_equal(idx, np.arange(n))
+                      axis_name="i", backend="mpi")(mine(v))
+    assert s.shape == (1, 4) and np.allclose(s, v.sum(0)) and np.array_equal(mx, [v.max(0)])
+    assert np.array_equal(idx, [rank])
+    # ... and the whole batch on every rank as an explicit option
+    s, idx = pmap(lambda a: (lax.psum(a, "i"), lax.axis_index("i")), axis_name="i",
+                  backend="mpi", global_arguments=True)(v)
+    assert np.allclose(s, np.broadcast_to(v.sum(0), v.shape)) and np.array_equal(idx, range(n))
+    # shapes that differ between ranks: an error on every rank, not a hang
+    try:
+        pmap(lambda a: lax.psum(a, "i"), axis_name="i", backend="mpi")(
+            np.ones((1, 3 + rank), np.float32))
+    except ValueError as error:
+        assert "the ranks called with different arguments" in str(error), error
+    else:
+        raise AssertionError("mismatched shapes did not raise")
+    try:
+        pmap(lambda a: a, backend="mpi")(v)   # the global batch without global_arguments
+    except ValueError as error:
+        assert "each rank passes its own replica's slice" in str(error), error
+    else:
+        raise AssertionError("a global argument was taken as a local shard")
 
     if n == 4:  # 2 replicas x 2 partitions, one process per rank
         p = rng.integers(-20, 20, (4, 3)).astype(np.float32)  # exact sums in any order
-        got = pmap(_partition_program, backend="mpi", num_partitions=2, timeout=60)(p)
+        got = pmap(_partition_program, backend="mpi", num_partitions=2, timeout=60)(mine(p))
         want = lax.run_replicated(_partition_program, list(p), num_replicas=2, num_partitions=2)
         for j, g in enumerate(got):
-            assert np.array_equal(g, np.stack([np.asarray(w[j]) for w in want])), j
+            assert np.array_equal(g, [np.asarray(want[rank][j])]), j
 
     # in_axes / out_axes: a parameter whole on every rank, a replicated result not gathered
     w = rng.integers(-5, 5, 3).astype(np.float32)
     d = rng.integers(-5, 5, (n, 3)).astype(np.float32)
     total, doubled = pmap(lambda w, x: (lax.psum(w * x, "i"), x * 2.0), axis_name="i",
-                          backend="mpi", in_axes=(None, 0), out_axes=(None, 0))(w, d)
-    assert np.array_equal(total, (w * d).sum(0)) and np.array_equal(doubled, d * 2)
+                          backend="mpi", in_axes=(None, 0), out_axes=(None, 0))(w, mine(d))
+    assert np.array_equal(total, (w * d).sum(0)) and np.array_equal(doubled, mine(d) * 2)
 
     # send/recv by channel: point-to-point MPI messages between the ranks
     r = rng.integers(-9, 9, (n, 3)).astype(np.float32)
-    for g, w in zip(pmap(_ring_program(n), backend="mpi", timeout=60)(r), _ring_reference(r)):
-        assert np.array_equal(g, w), (g, w)
+    for g, w in zip(pmap(_ring_program(n), backend="mpi", timeout=60)(mine(r)),
+                    _ring_reference(r)):
+        assert np.array_equal(g, mine(w)), (g, w)
     try:
         pmap(lambda a: lax.recv(lax.create_token(), "f32[3]", 3, source_target_pairs=[(0, 1)])[0],
-             backend="mpi", timeout=30)(r)
+             backend="mpi", timeout=30)(mine(r))
     except CollectiveError as error:
         # every rank names the recv that failed and why
         assert "recv on channel 3 (replica 1 from replica 0): replica 0 finished without " \
@@ -71,7 +98,7 @@ def main() -> None:
     lonely = lambda a: lax.send(a * 0.0, lax.create_token(), 4,  # noqa: E731
                                 source_target_pairs=[(0, 1)])
     try:
-        pmap(lonely, backend="mpi", timeout=30)(r)
+        pmap(lonely, backend="mpi", timeout=30)(mine(r))
     except CollectiveError as error:
         assert "messages never received" in str(error), error
     else:
@@ -81,7 +108,8 @@ def main() -> None:
         token = lax.send(a, lax.create_token(), 4, source_target_pairs=[(0, 1)])
         return lax.recv(token, "f32[3]", 4, source_target_pairs=[(0, 1)])[0]
 
-    assert np.array_equal(pmap(pair, backend="mpi", timeout=30)(r)[1], r[0])
+    received = pmap(pair, backend="mpi", timeout=30)(mine(r))
+    assert rank != 1 or np.array_equal(received[0], r[0])
 
     def mismatched(a):
         twice = lax.eq(lax.replica_id(), np.uint32(0))
@@ -89,7 +117,7 @@ def main() -> None:
                         lambda b: lax.psum(b, "i"), a)
 
     try:
-        pmap(mismatched, axis_name="i", backend="mpi", timeout=30)(v)
+        pmap(mismatched, axis_name="i", backend="mpi", timeout=30)(mine(v))
     except CollectiveError as error:
         assert "not every process reaches it" in str(error), error
     else:
@@ -105,7 +133,7 @@ def main() -> None:
     se.register_custom_call_target("mpi_boom", boom)
     try:
         pmap(lambda a: lax.psum(lax.custom_call("mpi_boom", [a], result_shapes="f64[4]"), "i"),
-             axis_name="i", backend="mpi", timeout=30)(v)
+             axis_name="i", backend="mpi", timeout=30)(mine(v))
     except (CollectiveError, ValueError) as error:
         assert "replica data rejected" in str(error), error
     else:
