@@ -1,5 +1,7 @@
-"""Data-parallel training of the README's CNN: the batch split across
-replicas, gradients averaged by AllReduce (``pmean``), the same SGD step on
+"""Data-parallel training of the README's CNN: each replica trains on its
+own shard of every batch (generated from its own seed; under MPI a rank
+makes and passes only its own), gradients averaged by one AllReduce per
+step (``pmean`` of all of them packed in one buffer), the same SGD step on
 every replica, so the parameters stay bit-identical.
 
     python data_parallel.py                       # 2 replicas on threads
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 
 import numpy as np
 
@@ -43,47 +46,77 @@ def loss(params, x, labels, axis_name=None):
     return nll(cnn_logits(params, x, norm), labels)
 
 
+def _all_reduce_once(grads: dict, axis_name: str) -> dict:
+    """The mean of ``grads`` over the replicas in one AllReduce: every leaf
+    flattened into one buffer, averaged, and split back (one message per
+    step instead of one per parameter)."""
+    leaves, tree = pytree.flatten(grads)
+    flat = lax.pmean(xnp.concatenate([xnp.ravel(g) for g in leaves]), axis_name)
+    out, start = [], 0
+    for g in leaves:
+        out.append(xnp.reshape(flat[start:start + g.size], g.shape))
+        start += g.size
+    return tree.unflatten(out)
+
+
 def parallel_step(learning_rate: float, backend: str = "threads"):
-    """One replicated SGD step: (params, x shard, labels shard) -> (loss, params)."""
+    """One replicated SGD step: (params, x shard, labels shard) -> (loss,
+    params); under MPI each rank passes its own shard and replica."""
     def step(params, x, labels):
         value, grads = value_and_grad(loss)(params, x, labels, AXIS)
-        grads = lax.pmean(grads, AXIS)
+        grads = _all_reduce_once(grads, AXIS)
         new = pytree.tree_map(lambda p, g: p - learning_rate * g, params, grads)
         return lax.pmean(value, AXIS), new
-    # (MPI: every rank still passes the whole batch and gets every replica's
-    # parameters back; per-rank data is issue 15's next step)
-    return pmap(step, axis_name=AXIS, backend=backend, global_arguments=backend == "mpi")
+    return pmap(step, axis_name=AXIS, backend=backend)
+
+
+def replica_data(replica: int, steps: int, shard: int) -> tuple[np.ndarray, np.ndarray]:
+    """The images and labels of one replica for the whole run, generated
+    from the replica's own seed: a rank makes only its own data."""
+    return make_shapes(steps * shard, seed=1000 + replica)
 
 
 def train(replicas: int = 2, steps: int = 20, batch: int = 32, learning_rate: float = 0.2,
-          backend: str = "threads", verbose: bool = True) -> dict:
-    """Train on ``replicas`` replicas and, alongside, on one replica with the
-    whole batch; returns both loss curves and the largest parameter gap."""
-    images, labels = make_shapes(steps * batch, seed=0)
+          backend: str = "threads", verbose: bool = True, rank: int | None = None) -> dict:
+    """Train on ``replicas`` replicas (``rank``: this MPI rank's, the others
+    on other ranks) and, alongside, on one replica with the whole batch (the
+    replicas' shards together); returns both loss curves, the largest
+    parameter gap and whether the replicas stayed bit-identical."""
+    shard = batch // replicas
+    mine = range(replicas) if rank is None else [rank]
+    data = {r: replica_data(r, steps, shard) for r in range(replicas)}  # (the check needs all)
     params = init_cnn(0)
-    replicated = pytree.tree_map(lambda p: np.stack([p] * replicas), params)
+    replicated = pytree.tree_map(lambda p: np.stack([p] * len(mine)), params)
     single = params
     step = parallel_step(learning_rate, backend)
     single_step = jit(value_and_grad(loss))
     curves: dict = {"parallel": [], "single": []}
     for i in range(steps):
-        x, y = images[i * batch:(i + 1) * batch], labels[i * batch:(i + 1) * batch]
-        shard = batch // replicas
-        value, replicated = step(replicated, x.reshape(replicas, shard, *x.shape[1:]),
-                                 y.reshape(replicas, shard))
-        single_value, grads = single_step(single, x, y)
+        part = slice(i * shard, (i + 1) * shard)
+        x = np.stack([data[r][0][part] for r in mine])
+        y = np.stack([data[r][1][part] for r in mine])
+        value, replicated = step(replicated, x, y)
+        whole_x = np.concatenate([data[r][0][part] for r in range(replicas)])
+        whole_y = np.concatenate([data[r][1][part] for r in range(replicas)])
+        single_value, grads = single_step(single, whole_x, whole_y)
         single = sgd(single, grads, learning_rate)
         curves["parallel"].append(float(value[0]))
         curves["single"].append(float(single_value))
         if verbose and (i % 5 == 0 or i == steps - 1):
             print(f"  step {i:3d}  loss {value[0]:.4f} on {replicas} replicas, "
                   f"{float(single_value):.4f} on one", flush=True)
-    for leaf in pytree.tree_leaves(replicated):
-        assert all(np.array_equal(leaf[0], leaf[r]) for r in range(replicas)), \
-            "replicas diverged"
-    gap = max(float(np.max(np.abs(r[0] - s))) for r, s in
-              zip(pytree.tree_leaves(replicated), pytree.tree_leaves(single)))
-    return {**curves, "max_param_gap": gap, "params": pytree.tree_map(lambda p: p[0], replicated)}
+    own = pytree.tree_map(lambda p: np.asarray(p[0]), replicated)
+    identical = all(np.array_equal(leaf[0], leaf[r]) for leaf in pytree.tree_leaves(replicated)
+                    for r in range(len(mine)))
+    if rank is not None:  # the ranks compare their parameters' bytes
+        from compile.spmd.mpi import mpi_world
+        digest = hashlib.sha256(b"".join(np.ascontiguousarray(p).tobytes()
+                                         for p in pytree.tree_leaves(own))).hexdigest()
+        identical = identical and len(set(mpi_world().allgather(digest))) == 1
+    assert identical, "replicas diverged"
+    gap = max(float(np.max(np.abs(r - s))) for r, s in
+              zip(pytree.tree_leaves(own), pytree.tree_leaves(single)))
+    return {**curves, "max_param_gap": gap, "params": own}
 
 
 def main() -> None:
@@ -97,7 +130,7 @@ def main() -> None:
         from compile.spmd.mpi import mpi_world
         replicas, rank = mpi_world().size, mpi_world().rank
     result = train(replicas, args.steps, backend="mpi" if args.mpi else "threads",
-                   verbose=rank == 0)
+                   verbose=rank == 0, rank=rank if args.mpi else None)
     if rank == 0:
         print(f"parameters bit-identical on all {replicas} replicas; largest gap to "
               f"single-replica training on the whole batch: {result['max_param_gap']:.2e}")
