@@ -383,6 +383,11 @@ class EagerArray(np.ndarray):
     """An eager op's result: a NumPy array, with what JAX's arrays have and
     NumPy's lack (``.at[...]`` updates, ``block_until_ready``)."""
 
+    def __numxla_aval__(self) -> AbstractValue:
+        """Its own element type: an op's result is typed (an f64 result stays
+        f64 without x64, as a graph value does under jit)."""
+        return AbstractValue(Shape(PrimitiveType.from_dtype(self.dtype), self.shape))
+
     @property
     def at(self) -> Any:
         return OPERATORS["attr:at"](self)

@@ -23,6 +23,12 @@ def test_64_bit_inputs_become_32_bit_without_x64(x64_off):
     assert jit(lambda x: x * 1j)(np.ones(2)).dtype == np.complex64
     assert lax.add(np.ones(2), np.ones(2)).dtype == np.float32
     assert canonical_type(np.float64) is PT.F32 and canonical_type("f64") is PT.F64
+    # a value typed f64 by an op keeps its type, eagerly as under jit
+    x = np.float32([1.5, 2.25])
+    def f(v):
+        wide = lax.convert_element_type(v, "f64")
+        return lax.mul(wide, wide)
+    assert f(x).dtype == np.float64 and jit(f)(x).dtype == np.float64
 
 
 def test_x64_keeps_64_bit_types(monkeypatch):
