@@ -114,6 +114,9 @@ class LoweringContext:
         self._rerun_outputs: set[Var] = set()
         self.parallel = False  # some loop is a prange: compile with parallel=True
         self.index_scope = ""  # suffix of loop index names (see index_name)
+        # values already computed into local names, by key, while their block is open
+        self._computed: dict[Any, str] = {}
+        self._defined_in: dict[int, list[Any]] = {}
         # a flat element-wise kernel (compile.program): its 1-D loops run to
         # this run-time extent (source text), never on threads
         self.flat: str | None = None
@@ -174,6 +177,18 @@ class LoweringContext:
             yield block
         finally:
             self._open.pop()
+            for key in self._defined_in.pop(id(block), ()):  # its names are out of scope
+                self._computed.pop(key, None)
+
+    def computed(self, key: Any) -> str | None:
+        """The name a value was computed into earlier in a block still open
+        (a fused element read again: computed once, not once per use)."""
+        return self._computed.get(key)
+
+    def remember(self, key: Any, name: str) -> None:
+        """``name`` holds ``key``'s value for the rest of the current block."""
+        self._computed[key] = name
+        self._defined_in.setdefault(id(self._open[-1]), []).append(key)
 
     def render(self) -> list[str]:
         """The function body's source lines."""

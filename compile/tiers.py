@@ -277,7 +277,10 @@ def _mismatch(got: Any, want: Any) -> str | None:
             return "infinities differ"
         finite = np.isfinite(y) & np.isfinite(x)
         scale = np.max(np.abs(y[finite]), initial=0.0)
-        tolerance = 1e-2 * np.maximum(np.abs(y[finite]), scale) + 1e-30
+        # relative to the result's magnitude, with a floor for results that are
+        # rounding noise (a residual A - L L^T is 1e-9 or 1e-10 either way)
+        noise = float(np.sqrt(np.finfo(part[1].dtype).eps))
+        tolerance = 1e-2 * np.maximum(np.abs(y[finite]), scale) + noise
         if np.any(np.abs(x[finite] - y[finite]) > tolerance):
             return f"values differ by up to {np.max(np.abs(x[finite] - y[finite])):.3g}"
     return None

@@ -450,9 +450,14 @@ def lower_elementwise(ctx: LoweringContext, eq: Equation) -> None:
 def fused_element(ctx: LoweringContext, eq: Equation, idx: Sequence[str]) -> str:
     """Element ``idx`` of a fused element-wise value, computed in place (a
     temporary of the consumer's loop body)."""
+    key = (eq, tuple(idx), ctx.exact, ctx.index_scope)
+    name = ctx.computed(key)
+    if name is not None:  # read again (x * x + x): computed once per element
+        return name
     value = element_value(ctx, eq, _operands(ctx, eq, idx), rounded=True)
     name = ctx.fresh("f")
     ctx.emit(f"{name} = {value}")
+    ctx.remember(key, name)
     return name
 
 

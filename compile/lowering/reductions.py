@@ -37,6 +37,7 @@ from typing import Iterator, Sequence
 import numba
 import numpy as np
 
+from primitives import elementwise as ew
 from primitives import reductions as red
 from tracer.core import AbstractValue
 from tracer.graph import Equation, Literal, Var
@@ -388,17 +389,21 @@ def _lower_reduce(ctx: LoweringContext, eq: Equation) -> None:
                 ctx.write(out, o, init)
     if shape.size == 0:
         return
+    # an f32 sum (a computation that is one add) accumulates in registers in
+    # f64, as the shortcut does: a chain of f32 additions drifts
+    wide = n == 1 and types[0] is PT.F32 and red.single_binary_op(computation) is ew.add_p
+    acc_types = [PT.F64] if wide else types
     with loops_in_order(ctx, outer, shape.dimensions, idx):
         if inner:
             accs = [ctx.fresh("acc") for _ in outs]
-            for acc, out, t, init in zip(accs, outs, types, init_texts):
-                start = cast(t, ctx.read(out, kept)) if reduced_outside else init
+            for acc, out, t, init in zip(accs, outs, acc_types, init_texts):
+                start = cast(t, ctx.read(out, kept) if reduced_outside else init)
                 ctx.emit(f"{acc} = {start}")
             with loops_in_order(ctx, inner, shape.dimensions, idx):
                 values = [ctx.read(x, idx) for x in xs]
                 results = ctx.scalar_graph(computation, [*accs, *values, *extra_texts])
                 new = [ctx.fresh("r") for _ in outs]
-                for name, t, r in zip(new, types, results):
+                for name, t, r in zip(new, acc_types, results):
                     ctx.emit(f"{name} = {cast(t, r)}")
                 for acc, name in zip(accs, new):
                     ctx.emit(f"{acc} = {name}")
