@@ -86,7 +86,7 @@ class Array:
         return AbstractValue(self.xla_shape)
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
-        out = from_physical(self.buffer, self.xla_shape)  # (bf16: uint16 words)
+        out = np.asarray(from_physical(self.buffer, self.xla_shape))  # (bf16: uint16 words)
         return out if dtype is None else out.astype(dtype, copy=False)
 
     def block_until_ready(self) -> "Array":

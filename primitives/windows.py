@@ -239,10 +239,18 @@ def _scan_reduce_window(computation: Graph, x: np.ndarray, init: Any, extra, sca
     if not np.array_equal(twice, init, equal_nan=t.is_floating or t.is_complex):
         return None
     numeric, logical = _SCAN_UFUNCS[name]
+    axis, reverse = scan
+    # the init value comes first, as in the reference's fold (init * x0 * x1,
+    # not x0 * x1 * init: with infinities complex products differ)
+    first = np.broadcast_to(init, x.shape[:axis] + (1,) + x.shape[axis + 1:])
     with np.errstate(all="ignore"):
-        scanned = _accumulate(logical if x.dtype == np.bool_ else numeric, x, *scan)
-    (out,) = apply_computation(computation, [np.broadcast_to(init, x.shape), scanned], extra)
-    return np.asarray(out, x.dtype)
+        if reverse:
+            scanned = _accumulate(logical if x.dtype == np.bool_ else numeric,
+                                  np.concatenate([x, first], axis), axis, True)
+            return np.take(scanned, np.arange(x.shape[axis]), axis).astype(x.dtype, copy=False)
+        scanned = _accumulate(logical if x.dtype == np.bool_ else numeric,
+                              np.concatenate([first, x], axis), axis, False)
+    return np.take(scanned, np.arange(1, x.shape[axis] + 1), axis).astype(x.dtype, copy=False)
 
 
 @reduce_window_p.def_impl

@@ -74,6 +74,11 @@ def _arith(op: str, logical: str | None = None) -> RawExpr:
     def expr(t: PT, params: dict, a: str, b: str) -> str:
         if t is PT.PRED:
             return f"({a} {logical} {b})"
+        if t is PT.S64:
+            # in u64, which wraps: a signed overflow is undefined in LLVM (nsw),
+            # and the optimiser then folds later comparisons as if it could
+            # not happen; XLA's s64 arithmetic wraps
+            return f"np.int64(np.uint64({a}) {op} np.uint64({b}))"
         if t.is_integral:
             return f"{dtype_name(t)}({a} {op} {b})"
         return f"({a} {op} {b})"

@@ -274,3 +274,24 @@ def test_a_value_used_twice_is_computed_once_in_fused_code():
     compiled = jit(f).lower(x).compile()
     assert compiled.source.count("\n") < 200
     np.testing.assert_allclose(np.asarray(compiled(x)), f(x), rtol=1e-6)
+
+
+def test_fuzzer_findings_rank0_layouts_s64_wrap_and_init_first():
+    """Found by tests/fuzz: a rank-0 Array with layout attributes could not be
+    read back; s64 overflow was undefined in compiled code (LLVM nsw); a
+    cumulative complex product applied its init value last."""
+    np.testing.assert_array_equal(np.asarray(device_put(np.float32(1.5), "{:T(2)}")), 1.5)
+    back = jit(lambda x: (x,), out_layouts=["{:T(2)}"])(np.int32(7))[0]
+    assert np.asarray(back) == 7
+    big = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max, 5], np.int64)
+
+    def wraps(v):
+        return (lax.convert_element_type(lax.add(v, v), "pred"),
+                lax.lt(lax.add(v, np.int64(1)), v), lax.mul(v, np.int64(3)))
+
+    for got, want in zip(jit(wraps)(big), ([False, True, True], [False, True, False],
+                                           big * np.int64(3))):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    z = np.array([2.5 + 0j, complex(1.5, 1e308)])
+    for got in (lax.cumprod(z, 0), np.asarray(jit(lambda v: lax.cumprod(v, 0))(z))):
+        assert got[1].real == 3.75 and np.isinf(got[1].imag)
