@@ -1,0 +1,16 @@
+"""``jax.scipy`` for numxla: ``special`` and ``stats`` (loaded on first use)."""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_SUBMODULES = ("special", "stats")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'numxla.scipy' has no attribute {name!r}")
+
+
+__all__ = list(_SUBMODULES)
