@@ -8,18 +8,46 @@ by filling ``tracer.core.OPERATORS``.
 
 * ``_core``: arithmetic, broadcasting, ``where``, ``matmul``, ``sum``/``mean``, reshaping;
 * ``_math``: element-wise math (``sin``, ``abs``, ``clip``, ``power``...);
+* ``_ufuncs``: more element-wise math (``arcsin``, ``hypot``, ``frexp``, ``gcd``, ``i0``...);
+* ``_predicates``: ``isclose``, ``allclose``, ``array_equal``, ``nan_to_num``...;
+* ``_types``: scalar types (``float32``...), dtype functions, constants;
 * ``_indexing``: indexing, slicing, joining, array creation;
+* ``_creation``: ``array``, grids, triangles and diagonals, window functions;
+* ``_shaping``: more joining, splitting and rearranging (``block``, ``rot90``, ``insert``...);
+* ``_functional``: ``select``, ``piecewise``, ``vectorize``, ``apply_along_axis``, ``put``...;
 * ``_reductions``: ``max``/``min``/``prod``/``argmax``/``sort``...;
-* ``_linalg``: linear algebra and convolutions;
-* ``_gather_indexing``: advanced indexing, ``take``, ``x.at[...]`` updates (gather/scatter).
+* ``_statistics``: NaN-aware reductions, quantiles, ``average``, ``cov``...;
+* ``_set_ops``: value-dependent shapes (``nonzero``, ``unique``, set operations...);
+* ``_histograms``: ``searchsorted``, ``digitize``, histograms;
+* ``_polynomial``: polynomials, ``convolve``, ``diff``, ``gradient``, ``interp``...;
+* ``_linalg``: products (``dot``, ``einsum``, ``cross``, ``kron``...);
+* ``_gather_indexing``: advanced indexing, ``take``, ``x.at[...]`` updates (gather/scatter);
+* ``linalg`` (public): ``numpy.linalg`` on ``_decompositions`` (LU, QR, Jacobi eigh and SVD,
+  built from the op set) and ``_spectral`` (the eigh- and SVD-based functions);
+* ``fft`` (public): ``numpy.fft`` on the Fft op.
 """
 from ._core import *  # noqa: F401,F403
 from ._math import *  # noqa: F401,F403
+from ._ufuncs import *  # noqa: F401,F403
+from ._predicates import *  # noqa: F401,F403
+from ._types import *  # noqa: F401,F403
 from ._indexing import *  # noqa: F401,F403
+from ._creation import *  # noqa: F401,F403
+from ._shaping import *  # noqa: F401,F403
+from ._functional import *  # noqa: F401,F403
 from ._reductions import *  # noqa: F401,F403
+from ._statistics import *  # noqa: F401,F403
+from ._set_ops import *  # noqa: F401,F403
+from ._histograms import *  # noqa: F401,F403
+from ._polynomial import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
 from ._gather_indexing import *  # noqa: F401,F403
-from . import _core, _gather_indexing, _indexing, _linalg, _math, _reductions
+from . import (_core, _creation, _functional, _gather_indexing, _histograms, _indexing,  # noqa: E402
+               _linalg, _math, _polynomial, _predicates, _reductions, _set_ops, _shaping,
+               _statistics, _types, _ufuncs)
+from . import fft, linalg  # noqa: F401,E402
 
-__all__ = (_core.__all__ + _math.__all__ + _indexing.__all__ + _reductions.__all__
-           + _linalg.__all__ + _gather_indexing.__all__)
+_MODULES = (_core, _math, _ufuncs, _predicates, _types, _indexing, _creation, _shaping, _functional,
+            _reductions, _statistics, _set_ops, _histograms, _polynomial, _linalg,
+            _gather_indexing)
+__all__ = [name for module in _MODULES for name in module.__all__] + ["fft", "linalg"]

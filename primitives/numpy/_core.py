@@ -19,7 +19,7 @@ from tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
 from ..dot_conv import dot_general
-from ..dtypes import canonical_type
+from .._util import is_value
 from ..reductions import reduce_sum
 from ..shape_ops import broadcast_in_dim, reshape as _lax_reshape, transpose as _lax_transpose
 
@@ -39,11 +39,19 @@ def ndim(x: Any) -> int:
     return abstractify(x).ndim
 
 
+def _arraylike(x: Any) -> Any:
+    """Sequences as NumPy arrays; values (Python scalars too, which stay weak) as they are."""
+    return x if is_value(x) else np.asarray(x)
+
+
 def asarray(x: Any, dtype: Any = None) -> Any:
-    """Traced values pass through (converted if ``dtype`` is given); others become NumPy."""
-    if isinstance(x, core.Tracer):
-        return ew.convert_element_type(x, dtype) if dtype is not None else x
-    return np.asarray(x, dtype=None if dtype is None else canonical_type(dtype).numpy_dtype)
+    """Traced values pass through (converted if ``dtype`` is given); others become
+    NumPy arrays of JAX's types (``array(x, dtype, copy=False)``: lists may
+    hold traced values, 64-bit types narrow unless x64 is on)."""
+    if isinstance(x, core.Tracer) and dtype is None:
+        return x
+    from ._creation import array
+    return array(x, dtype, copy=False)
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
@@ -129,8 +137,15 @@ def tanh(x: Any) -> Any:
     return ew.tanh(_to_inexact(x))
 
 
-def where(condition: Any, x: Any, y: Any) -> Any:
-    """``x`` where ``condition`` else ``y``, all three broadcast together."""
+def where(condition: Any, x: Any = None, y: Any = None, *, size: int | None = None,
+          fill_value: Any = None) -> Any:
+    """``x`` where ``condition`` else ``y``, all three broadcast together; with
+    ``condition`` alone, ``nonzero(condition, size=size, fill_value=fill_value)``."""
+    if x is None and y is None:
+        from ._set_ops import nonzero
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("where: either both or neither of x and y should be given")
     x, y = ew.promote(x, y)
     condition = ew.convert_element_type(condition, PT.PRED)
     condition, x, y = _broadcast_all(condition, x, y)

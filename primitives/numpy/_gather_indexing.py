@@ -378,15 +378,18 @@ class _IndexUpdateRef:
     def __init__(self, x: Any, index: Any):
         self.x, self.index = x, index
 
-    def _plan(self) -> _Plan:
-        return _plan(abstractify(self.x).dimensions, self.index)
+    def _plan(self, mode: Any = None) -> _Plan:
+        # concrete out-of-bounds indices raise, unless a mode says what they do
+        explicit = lax_indexing.GatherScatterMode.from_any(mode) in (
+            lax_indexing.GatherScatterMode.FILL_OR_DROP, lax_indexing.GatherScatterMode.CLIP)
+        return _plan(abstractify(self.x).dimensions, self.index, check=not explicit)
 
     def get(self, *, mode: Any = None, fill_value: Any = None) -> Any:
         return advanced_getitem(self.x, self.index, mode=mode, fill_value=fill_value)
 
     def _scatter(self, op: str | None, values: Any, indices_are_sorted: bool,
                  unique_indices: bool, mode: Any) -> Any:
-        plan = self._plan()
+        plan = self._plan(mode)
         updates = plan.updates_for(self.x, values)
         if op is None:
             return lax_indexing.scatter(self.x, plan.indices, updates, plan.scatter_dnums,
@@ -432,3 +435,5 @@ class _IndexUpdateHelper:
 
 
 core.OPERATORS["attr:at"] = _IndexUpdateHelper
+core.OPERATORS["attr:take"] = lambda x: lambda indices, axis=None, mode=None, fill_value=None: \
+    take(x, indices, axis, mode, fill_value)

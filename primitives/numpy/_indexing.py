@@ -199,13 +199,20 @@ def stack(arrays: Sequence[Any], axis: int = 0, dtype: Any = None) -> Any:
     return concatenate([expand_dims(a, axis) for a in arrays], axis, dtype)
 
 
-def atleast_1d(x: Any) -> Any:
-    return lax.reshape(x, (1,)) if abstractify(x).ndim == 0 else x
+def atleast_1d(*arys: Any) -> Any:
+    """Each argument with at least one dimension (a list if there are several)."""
+    out = [lax.reshape(x, (1,)) if abstractify(x).ndim == 0 else x
+           for x in (a if is_value(a) else np.asarray(a) for a in arys)]
+    return out[0] if len(out) == 1 else out
 
 
-def atleast_2d(x: Any) -> Any:
-    rank = abstractify(x).ndim
-    return lax.reshape(x, (1,) * (2 - rank) + _dims(x)) if rank < 2 else x
+def atleast_2d(*arys: Any) -> Any:
+    """Each argument with at least two dimensions: (N,) becomes (1, N)."""
+    out = []
+    for x in (a if is_value(a) else np.asarray(a) for a in arys):
+        rank = abstractify(x).ndim
+        out.append(lax.reshape(x, (1,) * (2 - rank) + _dims(x)) if rank < 2 else x)
+    return out[0] if len(out) == 1 else out
 
 
 def vstack(arrays: Sequence[Any]) -> Any:
@@ -451,4 +458,5 @@ core.OPERATORS.update({
     "attr:ravel": lambda x: lambda: ravel(x),
     "attr:squeeze": lambda x: lambda axis=None: squeeze(x, axis),
     "attr:swapaxes": lambda x: lambda axis1, axis2: swapaxes(x, axis1, axis2),
+    "attr:repeat": lambda x: lambda repeats, axis=None: repeat(x, repeats, axis),
 })

@@ -1,6 +1,7 @@
 """NumPy-style layer: products (``dot``, ``vdot``, ``inner``, ``outer``,
-``tensordot``, ``einsum``), all lowered onto ``dot_general`` (``matmul`` is
-in ``_core``).  Operands are promoted together first (Python scalars are
+``tensordot``, ``einsum``, ``vecdot``, ``matvec``, ``vecmat``, ``kron``,
+``cross``), lowered onto ``dot_general`` or element-wise ops (``matmul``
+is in ``_core``).  Operands are promoted together first (Python scalars are
 weak); ``precision`` and ``preferred_element_type`` go to ``dot_general``.
 """
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from tracer import core
 from tracer.core import ShapeError, abstractify
 
 from .. import elementwise as ew
@@ -17,7 +19,8 @@ from ..reductions import reduce_sum
 from ..shape_ops import reshape as _lax_reshape, transpose as _lax_transpose
 from ._core import multiply, where
 
-__all__ = ["dot", "vdot", "inner", "outer", "tensordot", "einsum"]
+__all__ = ["dot", "vdot", "inner", "outer", "tensordot", "einsum", "einsum_path", "vecdot",
+           "matvec", "vecmat", "cross", "kron"]
 
 
 def _dims(x: Any) -> tuple[int, ...]:
@@ -234,3 +237,109 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any
     if preferred_element_type is not None and len(terms) == 1:
         acc = ew.convert_element_type(acc, preferred_element_type)
     return acc
+
+
+def einsum_path(subscripts: str, *operands: Any, optimize: Any = "greedy") -> tuple[list, str]:
+    """NumPy's contraction order for ``einsum`` (only the operands' shapes matter;
+    ``einsum`` here contracts left to right whatever the path)."""
+    shaped = [np.broadcast_to(np.zeros((), abstractify(x).dtype), _dims(x)) for x in operands]
+    return np.einsum_path(subscripts, *shaped, optimize=optimize)
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    """The dot product of vectors along ``axis`` (``x1`` conjugated), broadcasting
+    the other dimensions."""
+    from ._core import _broadcast_all
+    x1, x2 = _broadcast_all(*ew.promote(x1, x2))
+    if abstractify(x1).element_type.is_complex:
+        x1 = _conj(x1)
+    rank = len(_dims(x1))
+    return reduce_sum(multiply(x1, x2), (_axis("vecdot", axis, rank),))
+
+
+def matvec(x1: Any, x2: Any, /) -> Any:
+    """Matrix-vector products: ``x1`` (..., M, N) by ``x2`` (..., N), batches broadcast."""
+    from ._core import matmul
+    out = matmul(x1, _lax_reshape(x2, _dims(x2) + (1,)))
+    return _lax_reshape(out, _dims(out)[:-1])
+
+
+def vecmat(x1: Any, x2: Any, /) -> Any:
+    """Vector-matrix products: conj(``x1``) (..., M) by ``x2`` (..., M, N)."""
+    from ._core import matmul
+    x1, x2 = ew.promote(x1, x2)
+    if abstractify(x1).element_type.is_complex:
+        x1 = _conj(x1)
+    out = matmul(_lax_reshape(x1, _dims(x1)[:-1] + (1, _dims(x1)[-1])), x2)
+    return _lax_reshape(out, _dims(out)[:-2] + _dims(out)[-1:])
+
+
+def kron(a: Any, b: Any) -> Any:
+    """The Kronecker product: blocks ``a[i...] * b`` (ranks aligned by leading 1s)."""
+    a, b = ew.promote(a, b)
+    da, db = _dims(a), _dims(b)
+    rank = max(len(da), len(db))
+    da, db = (1,) * (rank - len(da)) + da, (1,) * (rank - len(db)) + db
+    a = _lax_reshape(a, [n for d in da for n in (d, 1)])
+    b = _lax_reshape(b, [n for d in db for n in (1, d)])
+    return _lax_reshape(multiply(a, b), [x * y for x, y in zip(da, db)])
+
+
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: int | None = None) -> Any:
+    """The cross product of 2- or 3-vectors along ``axisa``/``axisb`` (``axis``
+    sets all three); 2-vectors have a zero third component, and two 2-vectors
+    give the z component alone."""
+    from ._core import _broadcast_all
+    from ._indexing import moveaxis
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = ew.promote(a, b)
+    a = moveaxis(a, axisa, -1)
+    b = moveaxis(b, axisb, -1)
+    na, nb = _dims(a)[-1], _dims(b)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("cross: incompatible dimensions for cross product (dimension must "
+                         "be 2 or 3)")
+
+    def part(x: Any, i: int) -> Any:
+        n = _dims(x)[-1]
+        if i >= n:
+            return None
+        return _lax_reshape(_slice_last(x, i), _dims(x)[:-1])
+
+    a0, a1, a2 = (part(a, i) for i in range(3))
+    b0, b1, b2 = (part(b, i) for i in range(3))
+
+    def sub_mul(p, q, r, s):  # p*q - r*s with None meaning 0
+        left = None if p is None or q is None else multiply(p, q)
+        right = None if r is None or s is None else multiply(r, s)
+        if right is None:
+            return left
+        return ew.neg(right) if left is None else ew.sub(*_broadcast_all(left, right))
+
+    z = sub_mul(a0, b1, a1, b0)
+    if na == 2 and nb == 2:
+        return z
+    x, y = sub_mul(a1, b2, a2, b1), sub_mul(a2, b0, a0, b2)
+    x, y, z = _broadcast_all(x, y, z)
+    rank = len(_dims(x))
+    out = _stack_last([x, y, z])
+    return moveaxis(out, -1, axisc if axisc >= 0 else rank + 1 + axisc)
+
+
+def _slice_last(x: Any, i: int) -> Any:
+    from ..shape_ops import slice_in_dim
+    return slice_in_dim(x, i, i + 1, 1, len(_dims(x)) - 1)
+
+
+def _stack_last(parts: Sequence[Any]) -> Any:
+    from ..shape_ops import concatenate
+    return concatenate([_lax_reshape(p, _dims(p) + (1,)) for p in parts], len(_dims(parts[0])))
+
+
+core.OPERATORS.update({
+    "attr:dot": lambda x: lambda b, *, precision=None, preferred_element_type=None: dot(
+        x, b, precision=precision, preferred_element_type=preferred_element_type),
+})

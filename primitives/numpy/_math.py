@@ -333,6 +333,7 @@ core.OPERATORS.update({
     "__lshift__": left_shift, "__rshift__": right_shift,
     "__rlshift__": _swap(left_shift), "__rrshift__": _swap(right_shift),
     "attr:conj": lambda x: lambda: conj(x),
+    "attr:conjugate": lambda x: lambda: conj(x),
     "attr:real": lambda x: real(x),
     "attr:imag": lambda x: imag(x),
     "attr:round": lambda x: lambda decimals=0: round(x, decimals),

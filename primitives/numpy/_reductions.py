@@ -189,6 +189,7 @@ core.OPERATORS.update({
     "attr:argmax": lambda x: lambda axis=None, keepdims=False: argmax(x, axis, keepdims),
     "attr:argmin": lambda x: lambda axis=None, keepdims=False: argmin(x, axis, keepdims),
     "attr:argsort": lambda x: lambda axis=-1: argsort(x, axis),
+    "attr:sort": lambda x: lambda axis=-1, kind=None, order=None: sort(x, axis),
     "attr:cumsum": lambda x: lambda axis=None, dtype=None: cumsum(x, axis, dtype),
     "attr:cumprod": lambda x: lambda axis=None, dtype=None: cumprod(x, axis, dtype),
     "attr:std": lambda x: lambda axis=None, ddof=0, keepdims=False: std(x, axis, ddof,
