@@ -30,6 +30,8 @@ from ._api import (ShapeDtypeStruct, block_until_ready, default_backend, device_
 # ``import numxla.numpy as jnp`` and ``numxla.lax``: the existing modules under JAX's names
 sys.modules[__name__ + ".numpy"] = _jnp
 sys.modules[__name__ + ".lax"] = _lax
+for _sub in ("linalg", "fft"):  # import numxla.numpy.linalg as la
+    sys.modules[f"{__name__}.numpy.{_sub}"] = getattr(_jnp, _sub)
 numpy = _jnp
 lax = _lax
 

@@ -23,6 +23,10 @@ def test_transforms_and_arrays_under_jax_names():
     assert shape["y"].shape == (3,) and shape["y"].dtype == np.float32
     assert "sin(" in str(jax.make_jaxpr(jnp.sin)(x))
     assert jax.numpy is jnp and jax.device_count() >= 1 and jax.process_index() == 0
+    import numxla.numpy.fft as nfft
+    import numxla.numpy.linalg as la
+    assert float(la.det(np.eye(2, dtype=np.float32) * 2)) == pytest.approx(4.0)
+    assert nfft is jnp.fft
     np.testing.assert_array_equal(jax.device_get({"a": jax.device_put(x)})["a"], x)
 
 
