@@ -19,7 +19,7 @@ from tracer.core import abstractify
 from tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
-from ..control_flow import scan, while_loop
+from ..control_flow import while_loop
 from ..elementwise_bits import bitcast_convert_type, population_count
 from ..reductions import reduce_or
 from ._core import _arraylike, _broadcast_all, _to_inexact, where
@@ -405,54 +405,11 @@ bitwise_right_shift = right_shift
 
 # -- Bessel i0 ---------------------------------------------------------------------------------
 
-_I0_A = (-4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16,
-         1.71539128555513303061e-15, -1.16853328779934516808e-14, 7.67618549860493561688e-14,
-         -4.85644678311192946090e-13, 2.95505266312963983461e-12, -1.72682629144155570723e-11,
-         9.67580903537323691224e-11, -5.18979560163526290666e-10, 2.65982372468238665035e-9,
-         -1.30002500998624804212e-8, 6.04699502254191894932e-8, -2.67079385394061173391e-7,
-         1.11738753912010371815e-6, -4.41673835845875056359e-6, 1.64484480707288970893e-5,
-         -5.75419501008210370398e-5, 1.88502885095841655729e-4, -5.76375574538582365885e-4,
-         1.63947561694133579842e-3, -4.32430999505057594430e-3, 1.05464603945949983183e-2,
-         -2.37374148058994688156e-2, 4.93052842396707084878e-2, -9.49010970480476444210e-2,
-         1.71620901522208775349e-1, -3.04682672343198398683e-1, 6.76795274409476084995e-1)
-_I0_B = (-7.23318048787475395456e-18, -4.83050448594418207126e-18, 4.46562142029675999901e-17,
-         3.46122286769746109310e-17, -2.82762398051658348494e-16, -3.42548561967721913462e-16,
-         1.77256013305652638360e-15, 3.81168066935262242075e-15, -9.55484669882830764870e-15,
-         -4.15056934728722208663e-14, 1.54008621752140982691e-14, 3.85277838274214270114e-13,
-         7.18012445138366623367e-13, -1.79417853150680611778e-12, -1.32158118404477131188e-11,
-         -3.14991652796324136454e-11, 1.18891471078464383424e-11, 4.94060238822496958910e-10,
-         3.39623202570838634515e-9, 2.26666899049817806459e-8, 2.04891858946906374183e-7,
-         2.89137052083475648297e-6, 6.88975834691682398426e-5, 3.36911647825569408990e-3,
-         8.04490411014108831608e-1)
-
-
-def _chebyshev(y: Any, coefficients: tuple[float, ...]) -> Any:
-    """Cephes' ``chbevl``: the Chebyshev series at ``y`` by Clenshaw's recurrence,
-    a ``scan`` over the coefficients (unrolled, the reuse of each value by the
-    next two steps makes the fused expression grow exponentially)."""
-    zero = ew.sub(y, y)
-
-    def step(carry, c):
-        b0, b1, _ = carry
-        return (ew.add(ew.sub(ew.mul(y, b0), b1), c), b0, b1), None
-
-    rest = np.asarray(coefficients[1:], _kind(y).numpy_dtype)
-    (b0, _, b2), _ = scan(step, (ew.add(zero, _c(coefficients[0], y)), zero, zero), rest)
-    return ew.mul(ew.sub(b0, b2), _c(0.5, y))
-
-
 def i0(x: Any) -> Any:
-    """The modified Bessel function of the first kind, order 0 (NumPy's Cephes
-    series: one for |x| <= 8, one in 32/|x| beyond)."""
+    """The modified Bessel function of the first kind, order 0: ``exp(|x|)``
+    times ``lax.bessel_i0e`` (Cephes' Chebyshev series), as JAX computes it."""
+    from .. import special
     x = _to_inexact(_arraylike(x))
     if _kind(x).is_complex:
         raise TypeError("i0 is not defined for complex numbers")
-    if _kind(x) in (PT.F16, PT.BF16):  # computed in f32, rounded once
-        return ew.convert_element_type(i0(ew.convert_element_type(x, PT.F32)), _kind(x))
-    a = ew.abs(x)
-    near = ew.le(a, _c(8, a))
-    small = _chebyshev(ew.sub(ew.mul(a, _c(0.5, a)), _c(2, a)), _I0_A)
-    far_a = where(near, _c(8, a), a)
-    large = ew.div(_chebyshev(ew.sub(ew.div(_c(32, a), far_a), _c(2, a)), _I0_B),
-                   ew.sqrt(far_a))
-    return ew.mul(ew.exp(a), where(near, small, large))
+    return ew.mul(ew.exp(ew.abs(x)), special.bessel_i0e(x))
