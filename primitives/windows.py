@@ -422,6 +422,8 @@ def _select_positions(operand: np.ndarray, out_shape: tuple[int, ...],
     chosen_value = np.zeros(out_shape, operand.dtype)
     chosen = np.zeros(out_shape, np.int64)
     found = np.zeros(out_shape, bool)
+    if operand.size == 0:  # windows of padding only: nothing to select
+        return chosen, found
     for index, valid in _window_taps(operand.shape, out_shape, **window):
         value = operand[index]
         flat = sum((i * s for i, s in zip(index, strides)), np.zeros((), np.int64))

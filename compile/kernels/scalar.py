@@ -628,10 +628,18 @@ def complex_sqrt(z):
     one = one_like(x)
     half = one / (one + one)
     ax, ay = abs(x), abs(y)
+    if not (np.isfinite(x) and np.isfinite(y)) or (ax == 0 and ay == 0):
+        return np.sqrt(z)   # zeros, inf, NaN (cmath.sqrt would widen c64)
     tiny = float_limits(x)[0] * (one + one)
     huge = float_limits(x)[1] / (one + one + one + one)
-    if not (tiny <= ax <= huge and tiny <= ay <= huge):
-        return np.sqrt(z)   # zeros, inf, NaN, extreme scales (cmath.sqrt would widen c64)
+    # extreme scales: sqrt(4^k z) = 2^k sqrt(z), both exact
+    back = one
+    m = max(ax, ay)
+    if m > huge:
+        x, y, back = x * (half * half), y * (half * half), one + one
+    elif m < tiny:
+        up = one_like(x) * 2.0 ** 30
+        x, y, back = x * up * up, y * up * up, one / up
     d = np.hypot(x, y)
     if x > 0:
         r = np.sqrt(half * (d + x))
@@ -639,7 +647,7 @@ def complex_sqrt(z):
     else:
         s = np.sqrt(half * (d - x))
         r = abs(half * (y / s))
-    return complex(r, np.copysign(s, y))
+    return complex(r * back, np.copysign(s * back, y))
 
 
 @njit(**_JIT)
@@ -740,7 +748,7 @@ def complex_logistic(z):
 @njit(**_JIT)
 def complex_rsqrt(z):
     one = complex(one_like(z), one_like(z) - one_like(z))
-    return complex_div(one, np.sqrt(z))
+    return complex_div(one, complex_sqrt(z))
 
 
 @njit(**_JIT)

@@ -295,3 +295,22 @@ def test_fuzzer_findings_rank0_layouts_s64_wrap_and_init_first():
     z = np.array([2.5 + 0j, complex(1.5, 1e308)])
     for got in (lax.cumprod(z, 0), np.asarray(jit(lambda v: lax.cumprod(v, 0))(z))):
         assert got[1].real == 3.75 and np.isinf(got[1].imag)
+
+
+def test_fuzzer_findings_complex_sqrt_extremes_and_empty_select_and_scatter():
+    """Found by tests/fuzz: compiled complex sqrt/rsqrt of a huge or tiny |z|
+    went through Numba's sqrt, which halved the imaginary part; the reference
+    crashed on a select_and_scatter_add of a zero-size operand with padding."""
+    for dtype, real in ((np.complex64, np.float32), (np.complex128, np.float64)):
+        big, least = np.finfo(real).max, np.finfo(real).smallest_subnormal
+        z = np.array([complex(0.001, -big), complex(-big, big / 2), complex(least, least),
+                      3 + 4j, -2 + 0j], dtype)
+        roots, inverse = jit(lambda v: (lax.sqrt(v), lax.rsqrt(v)))(z)
+        np.testing.assert_allclose(np.asarray(roots), np.sqrt(z), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(inverse)[:2], 1 / np.sqrt(z[:2]), rtol=1e-6)
+
+    def scatter(source, operand):
+        return lax.select_and_scatter_add(source, operand, "ge", (1,), (1,), ((1, 0),))
+
+    empty = (np.ones((1,), np.float32), np.zeros((0,), np.float32))
+    assert scatter(*empty).shape == (0,) and np.asarray(jit(scatter)(*empty)).shape == (0,)
