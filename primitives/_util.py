@@ -54,3 +54,13 @@ def is_value(x: Any) -> bool:
 
 def aval_of(x: Any) -> AbstractValue:
     return abstractify(x)
+
+
+def dims(x: Any) -> tuple[int, ...]:
+    """The dimensions of a value (array, tracer, scalar)."""
+    return abstractify(x).dimensions
+
+
+def element_type(x: Any) -> PT:
+    """The element type of a value (array, tracer, scalar)."""
+    return abstractify(x).element_type

@@ -26,6 +26,7 @@ from .. import shape_ops as lax
 from ._core import _broadcast_all, asarray, broadcast_to, reshape, where
 from ._indexing import arange, concatenate, full, linspace, stack, zeros
 from ._types import element_type
+from .._util import dims as _dims
 
 __all__ = [
     "array", "copy", "empty", "empty_like", "fromfunction", "geomspace", "logspace", "indices",
@@ -36,9 +37,6 @@ __all__ = [
     "array_repr", "array_str",
 ]
 
-
-def _dims(x: Any) -> tuple[int, ...]:
-    return abstractify(x).dimensions
 
 
 def _has_tracer(obj: Any) -> bool:

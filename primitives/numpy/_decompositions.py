@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from tracer.core import abstractify
 from tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
@@ -36,18 +35,13 @@ from ..control_flow import fori_loop
 from ..dot_conv import dot_general
 from ..reductions import argmax, reduce_sum
 from ._core import _broadcast_all, broadcast_to, where
+from .._util import dims as _dims, element_type as _type
 
 __all__: list[str] = []  # internal: linalg.py and the functions built on it use these
 
 
 # -- helpers ---------------------------------------------------------------------------------
 
-def _dims(x: Any) -> tuple[int, ...]:
-    return abstractify(x).dimensions
-
-
-def _type(x: Any) -> PT:
-    return abstractify(x).element_type
 
 
 def mT(x: Any) -> Any:

@@ -30,6 +30,7 @@ from ._indexing import _axis, moveaxis, ravel, stack
 from ._reductions import argsort, sort
 from ._reductions import any as _any
 from ._reductions import cumsum
+from .._util import dims as _dims, element_type as _type
 
 __all__ = [
     "select", "choose", "piecewise", "vectorize", "apply_along_axis", "apply_over_axes", "put",
@@ -38,12 +39,6 @@ __all__ = [
 ]
 
 
-def _dims(x: Any) -> tuple[int, ...]:
-    return abstractify(x).dimensions
-
-
-def _type(x: Any) -> PT:
-    return abstractify(x).element_type
 
 
 def _wrap(index: Any, n: int) -> Any:

@@ -28,17 +28,12 @@ from ._gather_indexing import take
 from ._indexing import linspace, ravel, stack
 from ._math import isnan
 from ._reductions import max as _max, min as _min
+from .._util import dims as _dims, element_type as _type
 
 __all__ = ["searchsorted", "digitize", "histogram_bin_edges", "histogram", "histogram2d",
            "histogramdd"]
 
 
-def _dims(x: Any) -> tuple[int, ...]:
-    return abstractify(x).dimensions
-
-
-def _type(x: Any) -> PT:
-    return abstractify(x).element_type
 
 
 def _less(x: Any, y: Any) -> Any:

@@ -27,6 +27,7 @@ from .. import shape_ops as lax
 from .._util import is_value
 from ..dtypes import canonical_type, result_type
 from ._core import broadcast_to
+from .._util import dims as _dims
 
 __all__ = [
     "getitem", "concatenate", "stack", "hstack", "vstack", "atleast_1d", "atleast_2d",
@@ -53,9 +54,6 @@ def _axes(fn: str, axis: int | Sequence[int], rank: int) -> tuple[int, ...]:
         raise ShapeError(fn, f"axis {tuple(axes)} contains a repeated axis")
     return out
 
-
-def _dims(x: Any) -> tuple[int, ...]:
-    return abstractify(x).dimensions
 
 
 def _constant(value: Any, element_type: PT) -> Any:

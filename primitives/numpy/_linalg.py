@@ -18,13 +18,11 @@ from ..dot_conv import dot_general
 from ..reductions import reduce_sum
 from ..shape_ops import reshape as _lax_reshape, transpose as _lax_transpose
 from ._core import multiply, where
+from .._util import dims as _dims
 
 __all__ = ["dot", "vdot", "inner", "outer", "tensordot", "einsum", "einsum_path", "vecdot",
            "matvec", "vecmat", "cross", "kron"]
 
-
-def _dims(x: Any) -> tuple[int, ...]:
-    return abstractify(x).dimensions
 
 
 def _contract(a: Any, b: Any, a_axes: Sequence[int], b_axes: Sequence[int],

@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 
 from tracer import core
-from tracer.core import abstractify
 from tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
 from ._core import _binary, _broadcast_all, _to_inexact, true_divide
+from .._util import element_type as _kind
 
 __all__ = [
     "abs", "absolute", "sign", "sqrt", "rsqrt", "cbrt", "square", "reciprocal",
@@ -39,9 +39,6 @@ def _inexact_unary(lax_fn, name: str):
     fn.__doc__ = f"NumPy's ``{name}`` (integers compute in f32)."
     return fn
 
-
-def _kind(x: Any) -> PT:
-    return abstractify(x).element_type
 
 
 sqrt = _inexact_unary(ew.sqrt, "sqrt")

@@ -33,6 +33,7 @@ from ._histograms import searchsorted
 from ._indexing import _axis, concatenate, ravel
 from ._math import conj, remainder
 from ._reductions import cumsum
+from .._util import dims as _dims, element_type as _type
 
 __all__ = [
     "convolve", "correlate", "diff", "ediff1d", "gradient", "trapezoid", "interp", "unwrap",
@@ -41,12 +42,6 @@ __all__ = [
 ]
 
 
-def _dims(x: Any) -> tuple[int, ...]:
-    return abstractify(x).dimensions
-
-
-def _type(x: Any) -> PT:
-    return abstractify(x).element_type
 
 
 def _c(value: Any, like: Any) -> Any:

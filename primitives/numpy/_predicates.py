@@ -11,19 +11,16 @@ from typing import Any
 import numpy as np
 
 from tracer.core import abstractify
-from tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
 from ..reductions import reduce_and
 from ._core import _arraylike, _broadcast_all, broadcast_shapes, broadcast_to, where
 from ._math import isinf, isnan
+from .._util import element_type as _kind
 
 __all__ = ["isclose", "allclose", "array_equal", "array_equiv", "isneginf", "isposinf",
            "iscomplex", "isreal", "nan_to_num"]
 
-
-def _kind(x: Any) -> PT:
-    return abstractify(x).element_type
 
 
 def _c(value: Any, like: Any) -> Any:

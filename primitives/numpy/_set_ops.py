@@ -32,6 +32,7 @@ from ._gather_indexing import take
 from ._indexing import _axis, concatenate, ravel, stack
 from ._reductions import any as _any
 from ._reductions import cumsum
+from .._util import dims as _dims, element_type as _type
 
 __all__ = [
     "nonzero", "flatnonzero", "argwhere", "compress", "extract", "unique", "unique_all",
@@ -40,12 +41,6 @@ __all__ = [
 ]
 
 
-def _dims(x: Any) -> tuple[int, ...]:
-    return abstractify(x).dimensions
-
-
-def _type(x: Any) -> PT:
-    return abstractify(x).element_type
 
 
 def _size(fn: str, size: int | None, values: Any, count) -> int:

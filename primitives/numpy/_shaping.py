@@ -21,6 +21,7 @@ from .. import shape_ops as lax
 from ._core import _arraylike, broadcast_shapes, broadcast_to, reshape, sum as _sum, transpose
 from ._gather_indexing import take
 from ._indexing import _axis, concatenate, flip, moveaxis, ravel, split, swapaxes, tile
+from .._util import dims as _dims
 
 __all__ = [
     "append", "array_split", "atleast_3d", "block", "broadcast_arrays", "column_stack", "concat",
@@ -29,9 +30,6 @@ __all__ = [
     "trace",
 ]
 
-
-def _dims(x: Any) -> tuple[int, ...]:
-    return abstractify(x).dimensions
 
 
 def _one_or_list(out: list[Any]) -> Any:

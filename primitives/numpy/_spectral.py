@@ -24,6 +24,7 @@ from ._gather_indexing import take_along_axis
 from ._math import conj, sign
 from ._reductions import any as _any, argsort, max as _max
 from ._shaping import diagonal
+from .._util import dims as _dims, element_type as _type
 
 __all__ = ["eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_rank"]
 
@@ -31,12 +32,6 @@ EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
 SVDResult = namedtuple("SVDResult", "U S Vh")
 
 
-def _dims(x: Any) -> tuple[int, ...]:
-    return abstractify(x).dimensions
-
-
-def _type(x: Any) -> PT:
-    return abstractify(x).element_type
 
 
 def _eps(t: PT) -> float:

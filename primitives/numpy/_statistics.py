@@ -28,6 +28,7 @@ from ._linalg import dot
 from ._math import conj, isnan, sqrt
 from ._reductions import _axes, all as _all, any as _any, argmax, argmin, cumprod, \
     cumsum, max as _max, min as _min, prod, sort
+from .._util import dims as _dims, element_type as _type
 
 __all__ = [
     "nansum", "nanprod", "nanmax", "nanmin", "nanargmax", "nanargmin", "nanmean", "nanvar",
@@ -37,12 +38,6 @@ __all__ = [
 ]
 
 
-def _dims(x: Any) -> tuple[int, ...]:
-    return abstractify(x).dimensions
-
-
-def _type(x: Any) -> PT:
-    return abstractify(x).element_type
 
 
 def _inexact(x: Any) -> bool:

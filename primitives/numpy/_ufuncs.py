@@ -25,6 +25,7 @@ from ..reductions import reduce_or
 from ._core import _arraylike, _broadcast_all, _to_inexact, where
 from ._math import abs as _abs, floor_divide, isinf, isnan, left_shift, power, remainder, \
     right_shift, trunc
+from .._util import element_type as _kind
 
 __all__ = [
     "arccos", "acos", "arcsin", "asin", "arctan", "atan", "arccosh", "acosh", "arcsinh", "asinh",
@@ -35,9 +36,6 @@ __all__ = [
     "bitwise_right_shift",
 ]
 
-
-def _kind(x: Any) -> PT:
-    return abstractify(x).element_type
 
 
 def _c(value: Any, like: Any) -> Any:

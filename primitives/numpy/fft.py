@@ -17,7 +17,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tracer.core import abstractify
 from tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
@@ -25,6 +24,7 @@ from .. import shape_ops as lax
 from ..fft_linalg import FftType, fft as _lax_fft
 from ._core import _arraylike, _to_inexact
 from ._indexing import _axis, moveaxis, roll
+from .._util import dims as _dims, element_type as _type
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
            "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -34,12 +34,6 @@ _REAL = {PT.C64: PT.F32, PT.C128: PT.F64}
 _NORMS = (None, "backward", "ortho", "forward")
 
 
-def _dims(x: Any) -> tuple[int, ...]:
-    return abstractify(x).dimensions
-
-
-def _type(x: Any) -> PT:
-    return abstractify(x).element_type
 
 
 def _complex(x: Any) -> Any:

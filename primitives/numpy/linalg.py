@@ -45,6 +45,7 @@ from ._shaping import diagonal as _diagonal, matrix_transpose
 from ._shaping import trace as _trace
 from ._spectral import EighResult, SVDResult, eigh, eigvalsh, lstsq, matrix_rank, pinv, svd, \
     svdvals  # noqa: F401 (the result types too)
+from .._util import dims as _dims, element_type as _type
 
 __all__ = [
     "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
@@ -57,12 +58,6 @@ QRResult = namedtuple("QRResult", "Q R")
 SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
 
 
-def _dims(x: Any) -> tuple[int, ...]:
-    return abstractify(x).dimensions
-
-
-def _type(x: Any) -> PT:
-    return abstractify(x).element_type
 
 
 def _real(t: PT) -> PT:
