@@ -20,12 +20,12 @@ import hashlib
 
 import numpy as np
 
-import primitives as lax
-import primitives.numpy as xnp
-from autodiff import value_and_grad
-from compile import jit, pmap
+from numxla import lax
+from numxla import numpy as xnp
+from numxla import value_and_grad
+from numxla import jit, pmap
 from demo import cnn_logits, init_cnn, make_shapes, nll, sgd
-from tracer import pytree
+from numxla.tracer import pytree
 
 AXIS = "batch"
 
@@ -109,7 +109,7 @@ def train(replicas: int = 2, steps: int = 20, batch: int = 32, learning_rate: fl
     identical = all(np.array_equal(leaf[0], leaf[r]) for leaf in pytree.tree_leaves(replicated)
                     for r in range(len(mine)))
     if rank is not None:  # the ranks compare their parameters' bytes
-        from compile.spmd.mpi import mpi_world
+        from numxla.compile.spmd.mpi import mpi_world
         digest = hashlib.sha256(b"".join(np.ascontiguousarray(p).tobytes()
                                          for p in pytree.tree_leaves(own))).hexdigest()
         identical = identical and len(set(mpi_world().allgather(digest))) == 1
@@ -127,7 +127,7 @@ def main() -> None:
     args = parser.parse_args()
     replicas, rank = args.replicas, 0
     if args.mpi:
-        from compile.spmd.mpi import mpi_world
+        from numxla.compile.spmd.mpi import mpi_world
         replicas, rank = mpi_world().size, mpi_world().rank
     result = train(replicas, args.steps, backend="mpi" if args.mpi else "threads",
                    verbose=rank == 0, rank=rank if args.mpi else None)

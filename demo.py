@@ -14,11 +14,11 @@ import time
 
 import numpy as np
 
-import primitives as lax
-import primitives.numpy as xnp
-from autodiff import value_and_grad
-from compile import jit
-from tracer import pytree
+from numxla import lax
+from numxla import numpy as xnp
+from numxla import value_and_grad
+from numxla import jit
+from numxla.tracer import pytree
 
 CLASSES = ("square", "cross", "disc", "bars")
 

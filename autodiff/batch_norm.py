@@ -25,9 +25,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-import primitives as lax
-from primitives import batch_norm as bn
-from tracer.core import abstractify
+import numxla.primitives as lax
+from numxla.primitives import batch_norm as bn
+from numxla.tracer.core import abstractify
 
 from .forward import jvp_flat
 from .reverse import vjp_flat

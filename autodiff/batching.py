@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from tracer import pytree
-from tracer.core import Interpreter, Primitive, Tracer, abstractify, array_value, \
+from numxla.tracer import pytree
+from numxla.tracer.core import Interpreter, Primitive, Tracer, abstractify, array_value, \
     current_interpreter, set_interpreter
 
 from .rules import batch_rules, move_batch_dim

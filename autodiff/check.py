@@ -12,8 +12,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tracer import pytree
-from tracer.core import abstractify
+from numxla.tracer import pytree
+from numxla.tracer.core import abstractify
 
 from .forward import jvp
 from .reverse import vjp

@@ -26,12 +26,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import primitives as lax
-from primitives import control_flow as cf
-from primitives._subgraph import Computation, trace_computation
-from tracer.core import AbstractValue, abstractify, array_value
-from tracer.graph import Graph, eval_graph
-from tracer.shapes import PrimitiveType as PT
+import numxla.primitives as lax
+from numxla.primitives import control_flow as cf
+from numxla.primitives._subgraph import Computation, trace_computation
+from numxla.tracer.core import AbstractValue, abstractify, array_value
+from numxla.tracer.graph import Graph, eval_graph
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .batching import batch_flat, vmap_flat
 from .forward import jvp_flat

@@ -25,8 +25,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
-from tracer import pytree
-from tracer.core import Primitive, abstractify, current_interpreter
+from numxla.tracer import pytree
+from numxla.tracer.core import Primitive, abstractify, current_interpreter
 
 from .batching import batch_flat
 from .forward import JVPInterpreter, jvp_flat
@@ -90,7 +90,7 @@ def _run(*leaves: Any, call: "_Call") -> tuple:
 
 
 def _traced_avals(*avals: Any, call: "_Call") -> tuple:
-    from tracer.tracing import trace_pytree
+    from numxla.tracer.tracing import trace_pytree
     graph, _ = trace_pytree(lambda *leaves: call.run(leaves), avals)
     return graph.out_avals
 

@@ -22,10 +22,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import primitives as lax
-from primitives.dot_conv import ConvDimensionNumbers, conv_general_dilated_p, dot_general_p
-from primitives.elementwise import promote
-from tracer.core import abstractify, array_value
+import numxla.primitives as lax
+from numxla.primitives.dot_conv import ConvDimensionNumbers, conv_general_dilated_p, dot_general_p
+from numxla.primitives.elementwise import promote
+from numxla.tracer.core import abstractify, array_value
 
 from .rules import Zero, add_tangents, batch_rules, bdim_size, convert_like, is_zero, jvp_rules, \
     shift_axes, vjp_rules, zeros_like_aval

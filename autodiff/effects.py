@@ -39,15 +39,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import primitives as lax
-from primitives import collectives as coll
-from primitives import elementwise as ew
-from primitives import rng
-from primitives import side_effects as se
-from primitives.reductions import single_binary_op
-from tracer.core import AbstractValue, abstractify
-from tracer.graph import eval_graph
-from tracer.shapes import PrimitiveType as PT
+import numxla.primitives as lax
+from numxla.primitives import collectives as coll
+from numxla.primitives import elementwise as ew
+from numxla.primitives import rng
+from numxla.primitives import side_effects as se
+from numxla.primitives.reductions import single_binary_op
+from numxla.tracer.core import AbstractValue, abstractify
+from numxla.tracer.graph import eval_graph
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .batching import batch_flat
 from .forward import jvp_flat

@@ -22,10 +22,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-import primitives as lax
-from primitives import elementwise as ew
-from primitives import elementwise_bits as bits
-from tracer.core import abstractify
+import numxla.primitives as lax
+from numxla.primitives import elementwise as ew
+from numxla.primitives import elementwise_bits as bits
+from numxla.tracer.core import abstractify
 
 from .rules import Zero, add_tangents, batch_rules, bdim_size, const_like, convert_like, \
     instantiate, is_zero, jvp_rules, linear_jvp, move_batch_dim, register_non_differentiable, \

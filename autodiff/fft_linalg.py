@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
-import primitives as lax
-from primitives import fft_linalg as fl
-from primitives.fft_linalg import FftType, Transpose
-from tracer.core import abstractify, bf16_array
-from tracer.shapes import PrimitiveType
+import numxla.primitives as lax
+from numxla.primitives import fft_linalg as fl
+from numxla.primitives.fft_linalg import FftType, Transpose
+from numxla.tracer.core import abstractify, bf16_array
+from numxla.tracer.shapes import PrimitiveType
 
 from .rules import Zero, add_tangents, batch_at_front, batch_rules, const_like, is_zero, \
     jvp_rules, linear_jvp, vjp_rules, zeros_like_aval

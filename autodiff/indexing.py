@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-import primitives as lax
-from primitives import elementwise as ew
-from primitives import indexing as ix
-from primitives.indexing import GatherDimensionNumbers, ScatterDimensionNumbers
-from primitives.reductions import single_binary_op
-from tracer.core import AbstractValue, abstractify
+import numxla.primitives as lax
+from numxla.primitives import elementwise as ew
+from numxla.primitives import indexing as ix
+from numxla.primitives.indexing import GatherDimensionNumbers, ScatterDimensionNumbers
+from numxla.primitives.reductions import single_binary_op
+from numxla.tracer.core import AbstractValue, abstractify
 
 from .rules import Forward, Zero, add_tangents, batch_by_loop, batch_rules, bdim_size, \
     instantiate, is_zero, jvp_rules, move_batch_dim, scalar_like, select_or_zero, vjp_rules, \

@@ -8,8 +8,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tracer import pytree
-from tracer.core import abstractify
+from numxla.tracer import pytree
+from numxla.tracer.core import abstractify
 
 from .batching import vmap
 from .forward import jvp
@@ -109,12 +109,12 @@ def jacrev(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable
 
 
 def _reshape_last(t: Any, in_shape: tuple[int, ...]) -> Any:
-    from primitives import reshape
+    from numxla.primitives import reshape
     aval = abstractify(t)
     return reshape(t, aval.dimensions[:-1] + in_shape)
 
 
 def _reshape_first(t: Any, out_shape: tuple[int, ...]) -> Any:
-    from primitives import reshape
+    from numxla.primitives import reshape
     aval = abstractify(t)
     return reshape(t, out_shape + aval.dimensions[1:])

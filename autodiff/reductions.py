@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import primitives as lax
-from primitives import reductions as red
-from tracer.core import abstractify
-from tracer.graph import eval_graph
+import numxla.primitives as lax
+from numxla.primitives import reductions as red
+from numxla.tracer.core import abstractify
+from numxla.tracer.graph import eval_graph
 
 from .rules import Forward, batch_by_loop, batch_rules, bdim_size, const_like, convert_like, \
     instantiate, jvp_rules, linear_jvp, move_batch_dim, register_non_differentiable, shift_axes, \

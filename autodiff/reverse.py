@@ -17,8 +17,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tracer import pytree
-from tracer.core import Interpreter, Primitive, Tracer, abstractify, current_interpreter, \
+from numxla.tracer import pytree
+from numxla.tracer.core import Interpreter, Primitive, Tracer, abstractify, current_interpreter, \
     set_interpreter
 
 from .forward import ConcreteTracerMixin

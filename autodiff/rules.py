@@ -37,8 +37,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tracer.core import FLOAT0, AbstractValue, Primitive, abstractify, bf16_array
-from tracer.shapes import PrimitiveType
+from numxla.tracer.core import FLOAT0, AbstractValue, Primitive, abstractify, bf16_array
+from numxla.tracer.shapes import PrimitiveType
 
 __all__ = ["jvp_rules", "vjp_rules", "vjp_forward_rules", "batch_rules", "non_differentiable",
            "Zero", "Forward", "float0", "is_zero", "instantiate", "zeros_like_aval", "scalar_like",
@@ -101,7 +101,7 @@ def scalar_like(aval: AbstractValue, value: complex) -> Any:
 def zeros_like_aval(aval: AbstractValue) -> Any:
     """An array of zeros of ``aval``'s type, built by the current interpreter
     (a broadcast of a scalar, so a traced graph holds no big constant)."""
-    from primitives import broadcast_in_dim, create_token, tuple as make_tuple
+    from numxla.primitives import broadcast_in_dim, create_token, tuple as make_tuple
     if aval.shape.is_tuple:
         return make_tuple([zeros_like_aval(AbstractValue(s)) for s in aval.shape.tuple_shapes])
     if aval.shape.is_token:
@@ -124,14 +124,14 @@ def const_like(x: Any, value: complex) -> Any:
 
 def convert_like(x: Any, like: Any) -> Any:
     """``x`` (a mask, a cotangent of a wider type) converted to ``like``'s element type."""
-    from primitives import convert_element_type
+    from numxla.primitives import convert_element_type
     target = abstractify(like).element_type
     return x if abstractify(x).element_type is target else convert_element_type(x, target)
 
 
 def select_or_zero(mask: Any, x: Any) -> Any:
     """``x`` where ``mask`` holds, zero elsewhere."""
-    from primitives import select
+    from numxla.primitives import select
     return select(mask, x, zeros_like_aval(abstractify(x)))
 
 
@@ -150,7 +150,7 @@ def add_tangents(a: Any, b: Any) -> Any:
         return b
     if is_zero(b):
         return a
-    from primitives import add, get_tuple_element, tuple as make_tuple
+    from numxla.primitives import add, get_tuple_element, tuple as make_tuple
     aval = abstractify(a)
     if aval.shape.is_tuple:
         return make_tuple([add_tangents(get_tuple_element(a, i), get_tuple_element(b, i))
@@ -210,7 +210,7 @@ def bdim_size(args: Sequence[Any], dims: Sequence[int | None]) -> int:
 def move_batch_dim(x: Any, dim: int | None, to: int, size: int) -> Any:
     """``x`` with its batch dimension at ``to``: moved there by a transpose, or
     made by a broadcast when ``x`` is not batched (``dim is None``)."""
-    from primitives import broadcast_in_dim, transpose
+    from numxla.primitives import broadcast_in_dim, transpose
     aval = abstractify(x)
     if dim is None:
         shape = list(aval.dimensions)
@@ -229,7 +229,7 @@ def batch_by_loop(prim: Primitive, args: Sequence[Any], dims: Sequence[int | Non
     """vmap by a sequential loop over the batch (a scan), for the few cases
     with no batched form (a custom call, a batched value an op takes only as
     a scalar or closes over); results are batched at 0."""
-    from primitives import map_sequential
+    from numxla.primitives import map_sequential
     size = bdim_size(args, dims)
     which = [i for i, d in enumerate(dims) if d is not None]
     xs = tuple(move_batch_dim(args[i], dims[i], 0, size) for i in which)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import primitives as lax
-from primitives import shape_ops as so
-from primitives.indexing import GatherDimensionNumbers, ScatterDimensionNumbers
-from tracer.core import abstractify
+import numxla.primitives as lax
+from numxla.primitives import shape_ops as so
+from numxla.primitives.indexing import GatherDimensionNumbers, ScatterDimensionNumbers
+from numxla.tracer.core import abstractify
 
 from .rules import Zero, batch_rules, bdim_size, const_like, instantiate, is_zero, jvp_rules, \
     linear_jvp, move_batch_dim, register_non_differentiable, shift_axes, vjp_rules, \

@@ -16,12 +16,12 @@ import weakref
 
 import numpy as np
 
-import primitives as lax
-from primitives import sorting as so
-from primitives._subgraph import trace_computation
-from tracer.core import abstractify, array_value
-from tracer.graph import eval_graph
-from tracer.shapes import PrimitiveType as PT
+import numxla.primitives as lax
+from numxla.primitives import sorting as so
+from numxla.primitives._subgraph import trace_computation
+from numxla.tracer.core import abstractify, array_value
+from numxla.tracer.graph import eval_graph
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .indexing import scatter_add_along_axis, take_along_axis
 from .rules import Zero, batch_at_front, batch_by_loop, batch_rules, bdim_size, is_zero, \

@@ -34,14 +34,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-import primitives as lax
-from primitives import elementwise as ew
-from primitives import windows as win
-from primitives._subgraph import trace_computation
-from primitives.reductions import single_binary_op
-from tracer.core import AbstractValue, abstractify, array_value
-from tracer.graph import Graph
-from tracer.shapes import PrimitiveType as PT
+import numxla.primitives as lax
+from numxla.primitives import elementwise as ew
+from numxla.primitives import windows as win
+from numxla.primitives._subgraph import trace_computation
+from numxla.primitives.reductions import single_binary_op
+from numxla.tracer.core import AbstractValue, abstractify, array_value
+from numxla.tracer.graph import Graph
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .rules import Zero, add_tangents, batch_by_loop, batch_rules, bdim_size, instantiate, \
     is_zero, jvp_rules, linear_jvp, move_batch_dim, scalar_like, vjp_rules, zeros_like_aval

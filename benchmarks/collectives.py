@@ -28,9 +28,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import primitives as lax  # noqa: E402
-import primitives.numpy as xnp  # noqa: E402
-from compile import pmap  # noqa: E402
+import numxla.primitives as lax  # noqa: E402
+import numxla.primitives.numpy as xnp  # noqa: E402
+from numxla.compile import pmap  # noqa: E402
 
 N = 4 * 1024 * 1024       # 16 MB of f32
 

@@ -53,17 +53,18 @@ if lib == "jax":
     f = jax.jit(fn)
     block = jax.block_until_ready
 else:
-    import primitives as lax, primitives.numpy as xnp
-    from autodiff import value_and_grad
-    from compile import jit
+    from numxla import primitives as lax
+    import numxla.primitives.numpy as xnp
+    from numxla.autodiff import value_and_grad
+    from numxla.compile import jit
     fn, args = build(kind, depth, lax, xnp, value_and_grad)
     f = jit(fn, tiered=(lib == "tiered"))
-    block = lambda r: [np.asarray(x) for x in __import__("tracer").pytree.tree_leaves(r)]
+    block = lambda r: [np.asarray(x) for x in __import__("numxla.tracer", fromlist=["pytree"]).pytree.tree_leaves(r)]
 start = time.perf_counter()
 block(f(*args))
 print(time.perf_counter() - start)
 if lib != "jax":  # let no background compile run on into the next probe
-    from compile.background import service
+    from numxla.compile.background import service
     service().close(wait=600)
 """
 

@@ -56,10 +56,10 @@ def jax_version(workload, fn):
 def run_workloads(args) -> list[tuple[str, float, float | None, float | None]]:
     import numpy as np
     sys.path.insert(0, str(ROOT))
-    import primitives as lax
-    import primitives.numpy as xnp
-    from compile import device_put, jit
-    from tracer import pytree
+    import numxla.primitives as lax
+    import numxla.primitives.numpy as xnp
+    from numxla.compile import device_put, jit
+    from numxla.tracer import pytree
     from benchmarks.workloads import WORKLOADS
     try:
         import jax
@@ -103,8 +103,9 @@ if {use_jax}:
     f = jax.jit(mlp_forward(jax.lax, jnp))
     start = time.perf_counter(); f(params, x).block_until_ready()
 else:
-    import primitives as lax, primitives.numpy as xnp
-    from compile import jit
+    from numxla import primitives as lax
+    import numxla.primitives.numpy as xnp
+    from numxla.compile import jit
     f = jit(mlp_forward(lax, xnp), tiered=False)   # the full compile (compile.py has tiers)
     start = time.perf_counter(); f(params, x)
 print(time.perf_counter() - start)

@@ -78,7 +78,7 @@ def _value_and_grad(lax):
     if lax.__name__.startswith("jax"):
         import jax
         return jax.value_and_grad
-    from autodiff import value_and_grad
+    from numxla.autodiff import value_and_grad
     return value_and_grad
 
 

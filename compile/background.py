@@ -41,6 +41,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import numxla
+
 from .tiers import log, log_level
 
 __all__ = ["BackgroundCompileError", "CompileService", "service", "use_service", "MAX_RESTARTS",
@@ -55,13 +57,13 @@ class BackgroundCompileError(RuntimeError):
 
 
 def default_command() -> list[str]:
-    return [sys.executable, "-c", "from compile.worker import main; main()"]
+    return [sys.executable, "-c", "from numxla.compile.worker import main; main()"]
 
 
 def _package_env() -> dict[str, str]:
     """The environment of a worker: this one, the package importable."""
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(numxla.__file__).resolve().parent.parent)  # the folder holding numxla/
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     return env
 
@@ -238,7 +240,7 @@ def _spawn_server(path: str) -> subprocess.Popen | None:
             pass
         idle = float(os.environ.get("NUMXLA_COMPILE_SERVER_IDLE", "600"))
         with open(path + ".log", "ab") as log:
-            code = f"from compile.worker import serve; serve({path!r}, {idle!r})"
+            code = f"from numxla.compile.worker import serve; serve({path!r}, {idle!r})"
             process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=log,
                                        env=_package_env(), start_new_session=True)

@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from primitives import dot_conv
-from tracer.graph import Equation, Graph, Var
+from numxla.primitives import dot_conv
+from numxla.tracer.graph import Equation, Graph, Var
 
 from .fusion import fusion_roots
 from .registry import LibraryCalls, bitcasts, library_call

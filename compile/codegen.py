@@ -18,9 +18,9 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from tracer.graph import Equation, Graph, Literal, Var
-from tracer.printer import equation_text, value_names
-from tracer.shapes import PrimitiveType, Shape
+from numxla.tracer.graph import Equation, Graph, Literal, Var
+from numxla.tracer.printer import equation_text, value_names
+from numxla.tracer.shapes import PrimitiveType, Shape
 
 from .fusion import plan_fusion
 from .registry import (Lowering, ScalarExpr, dynamic_lowerings, fused_reads, lowerings,  # noqa: F401
@@ -60,7 +60,7 @@ def literal_text(value: Any, t: PrimitiveType) -> str:
     if t in _HALF:  # bf16 values may come as their uint16 words
         arr = np.asarray(value)
         if t is PrimitiveType.BF16 and arr.dtype == np.uint16:
-            from tracer.shapes import bf16_to_f32
+            from numxla.tracer.shapes import bf16_to_f32
             arr = bf16_to_f32(arr)
         return f"np.float32({_float_text(float(arr.astype(np.float32)))})"
     v = np.asarray(value, dtype=t.numpy_dtype).item()

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracer.core import BF16Array, impl_rules
-from tracer.graph import Atom, Equation, Graph, Literal, Var
-from tracer.shapes import PrimitiveType
+from numxla.tracer.core import BF16Array, impl_rules
+from numxla.tracer.graph import Atom, Equation, Graph, Literal, Var
+from numxla.tracer.shapes import PrimitiveType
 
 from .dce import COLLECTIVES
 

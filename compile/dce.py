@@ -11,8 +11,8 @@ them in the same order.  Sub-graphs themselves are left as they are.
 """
 from __future__ import annotations
 
-from primitives import collectives as co
-from tracer.graph import Equation, Graph, Var
+from numxla.primitives import collectives as co
+from numxla.tracer.graph import Equation, Graph, Var
 
 __all__ = ["eliminate_dead_code", "has_effects", "COLLECTIVES"]
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Collection, Sequence
 
-from tracer.graph import Atom, Equation, Var
+from numxla.tracer.graph import Atom, Equation, Var
 
 from .registry import (cheap_producers, fused_reads, fusion_consumers,  # noqa: F401
                        library_call, rereading_consumers)

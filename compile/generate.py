@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Sequence
 
-from tracer.graph import Equation, Graph, Literal, Var
-from tracer.shapes import Shape
+from numxla.tracer.graph import Equation, Graph, Literal, Var
+from numxla.tracer.shapes import Shape
 
 from .codegen import LoweringContext, literal_text
 from .lowering.shape_ops import copy_value  # blocked loops; 16-bit words kept

@@ -18,13 +18,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tracer import pytree
-from tracer.core import (AbstractValue, EagerArray, Tracer, abstractify, dynamic_array, is_float0,
+from numxla.tracer import pytree
+from numxla.tracer.core import (AbstractValue, EagerArray, Tracer, abstractify, dynamic_array, is_float0,
                          runtime_sizes)
-from tracer.graph import Graph
-from tracer.printer import graph_to_text, subgraphs
-from tracer.shapes import PrimitiveType, Shape
-from tracer.tracing import Signature, _argument_names, split_static, trace_with_signature
+from numxla.tracer.graph import Graph
+from numxla.tracer.printer import graph_to_text, subgraphs
+from numxla.tracer.shapes import PrimitiveType, Shape
+from numxla.tracer.tracing import Signature, _argument_names, split_static, trace_with_signature
 
 from . import lowering  # noqa: F401  (registers the lowering rules)
 from .background import PARALLEL_MIN_KERNELS, compile_in_parallel, service
@@ -196,7 +196,7 @@ def _shape_text(shape: Shape) -> str:
 def _runtime_value(value: Any, shape: Shape) -> Any:
     """A result of the compiled function as a runtime value: an ``Array``, a
     ``Token`` (from its 1-element bool buffer) or a ``TupleValue``."""
-    from primitives.side_effects import Token, TupleValue
+    from numxla.primitives.side_effects import Token, TupleValue
     if shape.is_token:
         return Token()
     if shape.is_tuple:

@@ -21,8 +21,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tracer.core import AbstractValue
-from tracer.shapes import PrimitiveType, Shape
+from numxla.tracer.core import AbstractValue
+from numxla.tracer.shapes import PrimitiveType, Shape
 
 from . import kernels
 from .cache import has_cached_code, load_cached_overload, load_code_of, load_module

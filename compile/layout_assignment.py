@@ -21,9 +21,9 @@ caller put them (the kernels read them through the layout formula).
 from __future__ import annotations
 
 
-from tracer.core import AbstractValue
-from tracer.graph import Equation, Graph, Literal, Var
-from tracer.shapes import Layout, Shape
+from numxla.tracer.core import AbstractValue
+from numxla.tracer.graph import Equation, Graph, Literal, Var
+from numxla.tracer.shapes import Layout, Shape
 
 from .registry import layout_rules
 

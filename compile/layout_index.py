@@ -15,7 +15,7 @@ minor, so that loops nest with the innermost walking the buffer.
 """
 from __future__ import annotations
 
-from tracer.shapes import Shape
+from numxla.tracer.shapes import Shape
 
 __all__ = ["linear_index_expr", "loop_order", "physical_bounds", "dense_strides"]
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from tracer.graph import Graph
-from tracer.shapes import Shape
+from numxla.tracer.graph import Graph
+from numxla.tracer.shapes import Shape
 
 from .clusters import clusterable
 from .constant_folding import fold_constants

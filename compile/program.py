@@ -21,10 +21,10 @@ from typing import Any, Sequence
 import numpy as np
 from numba import typeof
 
-from primitives.shape_ops import broadcast_in_dim_p
-from tracer.graph import Equation, Graph, Var
-from tracer.printer import equation_text, value_names
-from tracer.shapes import Shape
+from numxla.primitives.shape_ops import broadcast_in_dim_p
+from numxla.tracer.graph import Equation, Graph, Var
+from numxla.tracer.printer import equation_text, value_names
+from numxla.tracer.shapes import Shape
 
 from .clusters import Alias, Call, Cluster, form_clusters
 from .codegen import PARALLEL_MIN_WORK, buffer_nbytes

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Sequence
 
-from tracer.core import Primitive
+from numxla.tracer.core import Primitive
 
 if TYPE_CHECKING:
-    from tracer.graph import Equation
-    from tracer.shapes import Layout, Shape
+    from numxla.tracer.graph import Equation
+    from numxla.tracer.shapes import Layout, Shape
 
     from .codegen import LoweringContext
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from tracer.core import OPERATOR_NAMES, AbstractValue, abstractify, to_numpy
-from tracer.shapes import (Layout, PrimitiveType, Shape, bf16_to_f32, from_physical, parse_layout,
+from numxla.tracer.core import OPERATOR_NAMES, AbstractValue, abstractify, to_numpy
+from numxla.tracer.shapes import (Layout, PrimitiveType, Shape, bf16_to_f32, from_physical, parse_layout,
                            to_physical)
 
 __all__ = ["Array", "device_put", "as_layout", "to_buffer"]
@@ -30,7 +30,7 @@ def as_layout(layout: Any, rank: int) -> Layout:
         text = layout.strip()
         if text.startswith("{"):
             return parse_layout(text)
-        from tracer.shapes import parse_shape
+        from numxla.tracer.shapes import parse_shape
         return parse_shape(text).layout
     if layout is None:
         return Layout.default(rank)
@@ -95,7 +95,7 @@ class Array:
     @property
     def at(self) -> Any:
         """JAX's ``x.at[index].set(v)`` (``add``, ``mul``, ``min``, ``max``, ``get``...)."""
-        from tracer.core import OPERATORS
+        from numxla.tracer.core import OPERATORS
         return OPERATORS["attr:at"](self)
 
     def __len__(self) -> int:
@@ -162,7 +162,7 @@ class Array:
 
     def __getattr__(self, name: str) -> Any:
         """The array methods of the op set (``.sum()``, ``.T``, ``.reshape``...)."""
-        from tracer.core import OPERATORS
+        from numxla.tracer.core import OPERATORS
         method = OPERATORS.get(f"attr:{name}") if not name.startswith("_") else None
         if method is None:
             raise AttributeError(f"'Array' object has no attribute {name!r}")
@@ -194,7 +194,7 @@ class Array:
 
 def _operator(name: str):
     def method(self, *args):
-        from tracer.core import OPERATORS
+        from numxla.tracer.core import OPERATORS
         return OPERATORS[name](self, *args)
     method.__name__ = name
     return method

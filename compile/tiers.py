@@ -20,10 +20,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tracer.core import (AbstractValue, BF16Array, DynamicArray, EvalInterpreter,
+from numxla.tracer.core import (AbstractValue, BF16Array, DynamicArray, EvalInterpreter,
                          set_interpreter)
-from tracer.graph import Graph, eval_graph
-from tracer.shapes import PrimitiveType, Shape
+from numxla.tracer.graph import Graph, eval_graph
+from numxla.tracer.shapes import PrimitiveType, Shape
 
 from .runtime import Array, to_buffer
 
@@ -54,7 +54,7 @@ def _result_value(value: Any, shape: Shape) -> Any:
     if shape.is_token:
         return value
     if shape.is_tuple:
-        from primitives.side_effects import TupleValue
+        from numxla.primitives.side_effects import TupleValue
         return TupleValue(_result_value(v, s) for v, s in zip(value, shape.tuple_shapes))
     if isinstance(value, DynamicArray) and value.dynamic_sizes is not None and any(
             n < bound for n, bound in zip(value.dynamic_sizes, shape.dimensions)):
@@ -265,7 +265,7 @@ def _mismatch(got: Any, want: Any) -> str | None:
         return f"run-time sizes {got.dynamic_sizes} against {want.dynamic_sizes}"
     a, b = np.asarray(got), np.asarray(want)
     if isinstance(got, Array) and got.xla_shape.element_type is PrimitiveType.BF16:
-        from tracer.shapes import bf16_to_f32
+        from numxla.tracer.shapes import bf16_to_f32
         a, b = bf16_to_f32(a), bf16_to_f32(b)
     if a.dtype.kind not in "fc":
         return None if np.array_equal(a, b) else "values differ"

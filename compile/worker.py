@@ -138,7 +138,7 @@ def _warm_up() -> None:
     start-up (LLVM, the target context) is paid before the first request."""
     from numba import njit
 
-    import compile  # noqa: F401  (the lowering rules, the kernels)
+    import numxla.compile  # noqa: F401  (the lowering rules, the kernels)
     njit(lambda x: x + 1)(1)
 
 

@@ -9,19 +9,27 @@ first use.
 from __future__ import annotations
 
 import importlib
+import os as _os
 import sys
 from typing import Any, Callable
 
 import numpy as _np
 
-import primitives as _lax
-import primitives.numpy as _jnp
-from autodiff import grad, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
-from autodiff.custom import checkpoint, custom_jvp, custom_vjp, remat
-from compile import Array, device_put, jit, pmap
-from primitives.side_effects import stop_gradient
-from tracer import pytree as _pytree
-from tracer.config import config
+# Installed, tracer/ primitives/ compile/ autodiff/ sit inside this package (pyproject's
+# package-dir).  In a source checkout they are this folder's siblings: look there too.
+_checkout = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if not _os.path.isdir(_os.path.join(__path__[0], "compile")) and _os.path.isfile(
+        _os.path.join(_checkout, "compile", "__init__.py")):
+    __path__.append(_checkout)
+
+import numxla.primitives as _lax
+import numxla.primitives.numpy as _jnp
+from numxla.autodiff import grad, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
+from numxla.autodiff.custom import checkpoint, custom_jvp, custom_vjp, remat
+from numxla.compile import Array, device_put, jit, pmap
+from numxla.primitives.side_effects import stop_gradient
+from numxla.tracer import pytree as _pytree
+from numxla.tracer.config import config
 
 from ._api import (ShapeDtypeStruct, block_until_ready, default_backend, device_count,
                    device_get, devices, eval_shape, hessian, linearize, local_device_count,

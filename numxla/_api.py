@@ -12,10 +12,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from autodiff import jacfwd, jacrev, jvp
-from tracer import pytree
-from tracer.graph import Graph
-from tracer.tracing import ShapeDtypeStruct, trace_pytree
+from numxla.autodiff import jacfwd, jacrev, jvp
+from numxla.tracer import pytree
+from numxla.tracer.graph import Graph
+from numxla.tracer.tracing import ShapeDtypeStruct, trace_pytree
 
 __all__ = ["ShapeDtypeStruct", "eval_shape", "make_jaxpr", "hessian", "linearize",
            "block_until_ready", "device_get", "devices", "local_devices", "device_count",

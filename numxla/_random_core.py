@@ -10,11 +10,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import primitives as lax
-import primitives.numpy as xnp
-from primitives.dtypes import canonical_type
-from tracer.config import config
-from tracer.core import Tracer, abstractify
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.primitives.dtypes import canonical_type
+from numxla.tracer.config import config
+from numxla.tracer.core import Tracer, abstractify
 
 from ._random_threefry import UINT_DTYPES, random_bits as _bits, split_key
 from ._random_xla_math import erf_inv, fma, mul_add, xla_log, xla_log1p

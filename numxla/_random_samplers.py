@@ -18,10 +18,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import primitives as lax
-import primitives.numpy as xnp
-from autodiff import vmap
-from tracer.core import abstractify
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.autodiff import vmap
+from numxla.tracer.core import abstractify
 
 from ._random_core import (_as, _check_shape, _dims, _dtype, _exponential, _full, _normal_real,
                            _param_shape, _shape, _split, _uniform)

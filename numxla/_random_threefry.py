@@ -26,9 +26,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import primitives as lax
-from tracer.config import config
-from tracer.core import EagerArray, Tracer, abstractify
+import numxla.primitives as lax
+from numxla.tracer.config import config
+from numxla.tracer.core import EagerArray, Tracer, abstractify
 
 __all__ = ["threefry2x32", "random_bits", "split_key", "fold_in_key", "seed_key", "check_key",
            "UINT_DTYPES"]

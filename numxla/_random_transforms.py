@@ -9,10 +9,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import primitives as lax
-import primitives.numpy as xnp
-from primitives.dtypes import canonical_type
-from tracer.core import abstractify
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.primitives.dtypes import canonical_type
+from numxla.tracer.core import abstractify
 
 from ._random_core import (_as, _default, _dims, _dtype, _exponential, _full, _nextafter,
                            _normal_real, _param_shape, _shape, _split, _uniform)

@@ -41,8 +41,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import primitives as lax
-from tracer.core import abstractify
+import numxla.primitives as lax
+from numxla.tracer.core import abstractify
 
 __all__ = ["xla_log", "xla_log1p", "xla_erf", "erf_inv", "mul_add", "fma"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import builtins
 from typing import Any, Callable
 
-from primitives.side_effects import custom_call, register_custom_call_target
-from tracer import pytree
+from numxla.primitives.side_effects import custom_call, register_custom_call_target
+from numxla.tracer import pytree
 
 __all__ = ["print", "callback"]
 

@@ -40,10 +40,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import primitives as lax
-import primitives.numpy as xnp
-from primitives.dtypes import canonical_type
-from tracer.core import Tracer, abstractify
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.primitives.dtypes import canonical_type
+from numxla.tracer.core import Tracer, abstractify
 
 from ._random_core import (_as, _axis, _check_shape, _default, _dims, _dtype, _full, _gumbel,
                            _normal_real, _param_shape, _shape, _shuffle, _split, _uniform)

@@ -4,9 +4,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from tracer import pytree as _pytree
-from tracer.pytree import TreeDef as PyTreeDef
-from tracer.pytree import register_dataclass, register_pytree_node, tree_leaves, tree_map, \
+from numxla.tracer import pytree as _pytree
+from numxla.tracer.pytree import TreeDef as PyTreeDef
+from numxla.tracer.pytree import register_dataclass, register_pytree_node, tree_leaves, tree_map, \
     tree_structure
 
 __all__ = ["tree_map", "tree_leaves", "tree_structure", "tree_flatten", "tree_unflatten",

@@ -6,7 +6,7 @@ semantics in NumPy (what an eager call runs, and the oracle the compiled
 backend is tested against) and the user-facing function.
 ``primitives.numpy`` is the NumPy-style layer.
 """
-from tracer.core import PRIMITIVES
+from numxla.tracer.core import PRIMITIVES
 
 from .elementwise import *  # noqa: F401,F403
 from .shape_ops import *  # noqa: F401,F403

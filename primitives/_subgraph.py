@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from tracer import pytree
-from tracer.core import AbstractValue, ShapeError, set_interpreter
-from tracer.graph import Graph, GraphBuilder
+from numxla.tracer import pytree
+from numxla.tracer.core import AbstractValue, ShapeError, set_interpreter
+from numxla.tracer.graph import Graph, GraphBuilder
 
 __all__ = ["Computation", "trace_computation", "scalar_avals"]
 
@@ -57,5 +57,5 @@ def trace_computation(fn: Callable[..., Any], in_avals: Sequence[AbstractValue],
 
 def scalar_avals(avals: Sequence[AbstractValue]) -> list[AbstractValue]:
     """Rank-0 abstract values of the same element types (a reducer's arguments)."""
-    from tracer.core import array_value
+    from numxla.tracer.core import array_value
     return [array_value(av.element_type, ()) for av in avals]

@@ -5,8 +5,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from tracer.core import AbstractValue, ShapeError, Tracer, abstractify
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer.core import AbstractValue, ShapeError, Tracer, abstractify
+from numxla.tracer.shapes import PrimitiveType as PT
 
 __all__ = ["as_int_tuple", "check_kinds", "canonical_dims", "is_value", "aval_of"]
 

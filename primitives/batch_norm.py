@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from tracer.core import AbstractValue, Primitive, ShapeError, abstractify, array_value
-from tracer.shapes import PrimitiveType as PT, bf16_from_f32, bf16_to_f32
+from numxla.tracer.core import AbstractValue, Primitive, ShapeError, abstractify, array_value
+from numxla.tracer.shapes import PrimitiveType as PT, bf16_from_f32, bf16_to_f32
 
 __all__ = ["batch_norm_training", "batch_norm_inference", "batch_norm_grad"]
 

@@ -39,12 +39,12 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from tracer import pytree
-from tracer.core import (AbstractValue, EvalInterpreter, Primitive, ShapeError, abstractify,
+from numxla.tracer import pytree
+from numxla.tracer.core import (AbstractValue, EvalInterpreter, Primitive, ShapeError, abstractify,
                          array_value, bf16_array, current_interpreter, set_interpreter, to_numpy)
-from tracer.graph import Graph, Literal, eval_graph
-from tracer.shapes import PrimitiveType as PT
-from tracer.tracing import trace_pytree
+from numxla.tracer.graph import Graph, Literal, eval_graph
+from numxla.tracer.shapes import PrimitiveType as PT
+from numxla.tracer.tracing import trace_pytree
 
 from ._subgraph import scalar_avals, trace_computation
 from ._util import canonical_dims

@@ -36,11 +36,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tracer import pytree
-from tracer.core import AbstractValue, Primitive, ShapeError, Tracer, abstractify, array_value, \
+from numxla.tracer import pytree
+from numxla.tracer.core import AbstractValue, Primitive, ShapeError, Tracer, abstractify, array_value, \
     impl_rules
-from tracer.graph import Graph, Literal
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer.graph import Graph, Literal
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from ._subgraph import Computation, scalar_avals, trace_computation
 from ._util import as_int_tuple

@@ -29,8 +29,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tracer.core import AbstractValue, ShapeError, TypedPrimitive, abstractify, array_value
-from tracer.shapes import PrimitiveType as PT, bf16_from_f32, bf16_to_f32
+from numxla.tracer.core import AbstractValue, ShapeError, TypedPrimitive, abstractify, array_value
+from numxla.tracer.shapes import PrimitiveType as PT, bf16_from_f32, bf16_to_f32
 
 from ._util import as_int_tuple, check_kinds
 from .dtypes import canonical_type

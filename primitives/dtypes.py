@@ -19,9 +19,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tracer.core import AbstractValue, DEFAULT_FLOAT, DEFAULT_INT, abstractify
-from tracer.config import canonicalize_type
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer.core import AbstractValue, DEFAULT_FLOAT, DEFAULT_INT, abstractify
+from numxla.tracer.config import canonicalize_type
+from numxla.tracer.shapes import PrimitiveType as PT
 
 __all__ = ["result_type", "kind_of", "canonical_type"]
 

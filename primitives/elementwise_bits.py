@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from tracer.core import AbstractValue, Primitive, ShapeError, array_value
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer.core import AbstractValue, Primitive, ShapeError, array_value
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from ._util import check_kinds
 from .dtypes import canonical_type

@@ -29,9 +29,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tracer.core import AbstractValue, Primitive, ShapeError, abstractify, array_value
-from tracer.graph import Graph
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer.core import AbstractValue, Primitive, ShapeError, abstractify, array_value
+from numxla.tracer.graph import Graph
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from ._subgraph import scalar_avals, trace_computation
 from ._util import as_int_tuple, check_kinds

@@ -38,12 +38,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tracer import pytree
-from tracer.core import (AbstractValue, EvalInterpreter, Primitive, ShapeError, Tracer,
+from numxla.tracer import pytree
+from numxla.tracer.core import (AbstractValue, EvalInterpreter, Primitive, ShapeError, Tracer,
                          TypedPrimitive, abstractify, array_value, bf16_array, impl_rules,
                          set_interpreter)
-from tracer.graph import Graph, Literal, eval_graph
-from tracer.shapes import PrimitiveType as PT, bf16_from_f32, bf16_to_f32
+from numxla.tracer.graph import Graph, Literal, eval_graph
+from numxla.tracer.shapes import PrimitiveType as PT, bf16_from_f32, bf16_to_f32
 
 from . import elementwise
 from ._subgraph import scalar_avals, trace_computation

@@ -13,8 +13,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tracer.core import AbstractValue, Primitive, ShapeError, Tracer, abstractify, array_value
-from tracer.shapes import PrimitiveType as PT, Shape, bf16_from_f32
+from numxla.tracer.core import AbstractValue, Primitive, ShapeError, Tracer, abstractify, array_value
+from numxla.tracer.shapes import PrimitiveType as PT, Shape, bf16_from_f32
 
 from ._util import as_int_tuple
 from .dtypes import canonical_type, result_type

@@ -32,10 +32,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from tracer import pytree
-from tracer.core import AbstractValue, Primitive, ShapeError, abstractify, bf16_array
-from tracer.graph import Graph
-from tracer.shapes import PrimitiveType as PT, Shape, parse_shape
+from numxla.tracer import pytree
+from numxla.tracer.core import AbstractValue, Primitive, ShapeError, abstractify, bf16_array
+from numxla.tracer.graph import Graph
+from numxla.tracer.shapes import PrimitiveType as PT, Shape, parse_shape
 
 from ._subgraph import trace_computation
 from .control_flow import _check_types, _type_key, _type_text, eval_computation

@@ -30,13 +30,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tracer.core import AbstractValue, ShapeError, abstractify, array_value
-from tracer.graph import Graph
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer.core import AbstractValue, ShapeError, abstractify, array_value
+from numxla.tracer.graph import Graph
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from ._subgraph import scalar_avals, trace_computation
 from ._util import check_kinds
-from tracer.core import TypedPrimitive
+from numxla.tracer.core import TypedPrimitive
 from .reductions import (ORDERED, apply_computation, check_computation,
                          computation_name, type_of, widen)
 

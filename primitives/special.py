@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from tracer.config import config
-from tracer.core import abstractify
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer.config import config
+from numxla.tracer.core import abstractify
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .control_flow import scan, while_loop
 from .elementwise import (abs, and_, clamp, convert_element_type, cos, eq, erf, exp, floor, ge,
@@ -140,7 +140,7 @@ def _elementwise(name: str, *, jvp: Any = None) -> Any:
             if jvp is None:
                 return run(*args)
             if not custom:
-                from autodiff.custom import custom_jvp
+                from numxla.autodiff.custom import custom_jvp
                 custom.append(custom_jvp(run))
                 custom[0].defjvp(jvp)
             return custom[0](*args)

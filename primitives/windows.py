@@ -37,16 +37,16 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from tracer.core import (AbstractValue, Primitive, ShapeError, abstractify, array_value,
+from numxla.tracer.core import (AbstractValue, Primitive, ShapeError, abstractify, array_value,
                          bf16_array)
-from tracer.graph import Graph
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer.graph import Graph
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from ._subgraph import scalar_avals, trace_computation
 from ._util import as_int_tuple, check_kinds
 from .dot_conv import padtype_to_pads
 from .elementwise import mul
-from tracer.core import TypedPrimitive
+from numxla.tracer.core import TypedPrimitive
 from .reductions import (ALL, ORDERED, apply_computation, as_init_value,
                          check_computation, check_operands_and_inits, computation_name,
                          flatten_variadic, monoid_shortcut, narrow, trace_reducer, type_of,

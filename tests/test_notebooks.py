@@ -24,7 +24,7 @@ def test_notebook_runs(path, monkeypatch):
 
     monkeypatch.chdir(path.parent)
     saved = dict(os.environ)  # a notebook may set NUMXLA_* for a demonstration: restored after
-    from tracer.config import config
+    from numxla.tracer.config import config
     monkeypatch.setattr(config, "jax_enable_x64", False)  # as a user runs it: JAX's default
     notebook = json.loads(path.read_text())
     namespace: dict = {"__name__": "__main__"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from primitives import rng
+from numxla.primitives import rng
 
 __all__ = ["seed", "threefry2x32_words", "philox4x32_words"]
 

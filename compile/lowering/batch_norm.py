@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import math
 
-from primitives import batch_norm
-from tracer.graph import Equation, Var
-from tracer.shapes import PrimitiveType
+from numxla.primitives import batch_norm
+from numxla.tracer.graph import Equation, Var
+from numxla.tracer.shapes import PrimitiveType
 
 from ..codegen import LoweringContext, literal_text
 from ..kernels import norm

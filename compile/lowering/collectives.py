@@ -32,9 +32,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from primitives import collectives as co, side_effects as se
-from tracer.graph import Equation, Var
-from tracer.shapes import PrimitiveType as PT
+from numxla.primitives import collectives as co, side_effects as se
+from numxla.tracer.graph import Equation, Var
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from ..codegen import LoweringContext, literal_text
 from ..registry import lowerings

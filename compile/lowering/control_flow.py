@@ -31,10 +31,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from primitives import control_flow as cf
-from tracer.core import AbstractValue
-from tracer.graph import Equation, Graph, Literal, Var
-from tracer.shapes import Shape
+from numxla.primitives import control_flow as cf
+from numxla.tracer.core import AbstractValue
+from numxla.tracer.graph import Equation, Graph, Literal, Var
+from numxla.tracer.shapes import Shape
 
 from ..codegen import WORKSPACE_MIN_BYTES, LoweringContext, buffer_nbytes, literal_text, \
     lowerings, scalar_exprs, storage_dtype_name

@@ -51,9 +51,9 @@ import math
 
 import numpy as np
 
-from primitives import dot_conv
-from tracer.graph import Equation, Literal, Var
-from tracer.shapes import PrimitiveType
+from numxla.primitives import dot_conv
+from numxla.tracer.graph import Equation, Literal, Var
+from numxla.tracer.shapes import PrimitiveType
 
 from ..codegen import LoweringContext, dtype_name
 from ..kernels import blas as blas_kernels

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from primitives import reductions as red
-from primitives import shape_ops
-from tracer.graph import Equation, Literal, Var
+from numxla.primitives import reductions as red
+from numxla.primitives import shape_ops
+from numxla.tracer.graph import Equation, Literal, Var
 
 from ..codegen import LoweringContext
 from ..registry import dynamic_lowerings, lowerings

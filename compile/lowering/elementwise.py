@@ -34,10 +34,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from primitives import elementwise as ew
-from primitives import elementwise_bits as ewb
-from tracer.graph import Equation
-from tracer.shapes import PrimitiveType as PT
+from numxla.primitives import elementwise as ew
+from numxla.primitives import elementwise_bits as ewb
+from numxla.tracer.graph import Equation
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from ..codegen import LoweringContext, dtype_name
 from ..layout_assignment import propagate_operand_layout

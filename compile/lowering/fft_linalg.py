@@ -29,10 +29,10 @@ from __future__ import annotations
 import math
 
 
-from primitives import fft_linalg
-from primitives.fft_linalg import FftType, Transpose
-from tracer.graph import Equation
-from tracer.shapes import PrimitiveType
+from numxla.primitives import fft_linalg
+from numxla.primitives.fft_linalg import FftType, Transpose
+from numxla.tracer.graph import Equation
+from numxla.tracer.shapes import PrimitiveType
 
 from ..codegen import LoweringContext, dtype_name
 from ..registry import lowerings

@@ -24,9 +24,9 @@ from __future__ import annotations
 import contextlib
 from typing import Sequence
 
-from primitives import indexing
-from tracer.graph import Equation, Literal, Var
-from tracer.shapes import PrimitiveType
+from numxla.primitives import indexing
+from numxla.tracer.graph import Equation, Literal, Var
+from numxla.tracer.shapes import PrimitiveType
 
 from ..codegen import LoweringContext
 from ..layout_index import loop_order

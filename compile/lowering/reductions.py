@@ -37,11 +37,11 @@ from typing import Iterator, Sequence
 import numba
 import numpy as np
 
-from primitives import elementwise as ew
-from primitives import reductions as red
-from tracer.core import AbstractValue
-from tracer.graph import Equation, Literal, Var
-from tracer.shapes import PrimitiveType as PT, Shape
+from numxla.primitives import elementwise as ew
+from numxla.primitives import reductions as red
+from numxla.tracer.core import AbstractValue
+from numxla.tracer.graph import Equation, Literal, Var
+from numxla.tracer.shapes import PrimitiveType as PT, Shape
 
 from ..codegen import LoweringContext, dtype_name, literal_text
 from ..layout_index import loop_order

@@ -35,9 +35,9 @@ from __future__ import annotations
 import math
 
 
-from primitives import rng
-from tracer.graph import Equation
-from tracer.shapes import PrimitiveType
+from numxla.primitives import rng
+from numxla.tracer.graph import Equation
+from numxla.tracer.shapes import PrimitiveType
 
 from ..codegen import LoweringContext, dtype_name
 from ..layout_index import linear_index_expr

@@ -16,9 +16,9 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from primitives import shape_ops
-from tracer.graph import Equation, Literal, Var
-from tracer.shapes import PrimitiveType, Shape
+from numxla.primitives import shape_ops
+from numxla.tracer.graph import Equation, Literal, Var
+from numxla.tracer.shapes import PrimitiveType, Shape
 
 from ..codegen import LoweringContext, dtype_name, literal_text
 from ..kernels import copy as copy_kernels
@@ -127,7 +127,7 @@ def _half_word(value, t: PrimitiveType) -> int:
     arr = np.asarray(value)
     if t is PrimitiveType.BF16:
         if arr.dtype != np.uint16:
-            from tracer.shapes import bf16_from_f32
+            from numxla.tracer.shapes import bf16_from_f32
             arr = bf16_from_f32(arr.astype(np.float32))
         return int(arr.astype(np.uint16))
     return int(arr.astype(np.float16).view(np.uint16))

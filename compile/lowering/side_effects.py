@@ -32,10 +32,10 @@ from typing import Any, Sequence
 import numpy as np
 from numba.core.errors import NumbaWarning
 
-from primitives import side_effects as se
-from tracer.core import AbstractValue, bf16_array, impl_rules
-from tracer.graph import Equation, Literal, Var
-from tracer.shapes import PrimitiveType, Shape
+from numxla.primitives import side_effects as se
+from numxla.tracer.core import AbstractValue, bf16_array, impl_rules
+from numxla.tracer.graph import Equation, Literal, Var
+from numxla.tracer.shapes import PrimitiveType, Shape
 
 from ..codegen import LoweringContext
 from ..runtime import Array, to_buffer

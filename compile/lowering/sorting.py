@@ -25,9 +25,9 @@ from __future__ import annotations
 import contextlib
 from typing import Callable, Iterator, Sequence
 
-from primitives import sorting
-from tracer.graph import Equation, Var
-from tracer.shapes import PrimitiveType as PT
+from numxla.primitives import sorting
+from numxla.tracer.graph import Equation, Var
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from ..codegen import LoweringContext, dtype_name
 from ..layout_index import loop_order

@@ -29,11 +29,11 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from primitives import windows as win
-from primitives.reductions import apply_computation
-from tracer.core import AbstractValue
-from tracer.graph import Equation, Literal, Var
-from tracer.shapes import PrimitiveType as PT, Shape
+from numxla.primitives import windows as win
+from numxla.primitives.reductions import apply_computation
+from numxla.tracer.core import AbstractValue
+from numxla.tracer.graph import Equation, Literal, Var
+from numxla.tracer.shapes import PrimitiveType as PT, Shape
 
 from ..codegen import LoweringContext
 from ..layout_index import loop_order

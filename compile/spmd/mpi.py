@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from primitives import collectives as co
+from numxla.primitives import collectives as co
 
 __all__ = ["MPIRendezvous", "mpi_world"]
 

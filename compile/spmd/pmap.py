@@ -11,10 +11,10 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from primitives import collectives as co
-from tracer import pytree
-from tracer.core import abstractify
-from tracer.tracing import trace_pytree
+from numxla.primitives import collectives as co
+from numxla.tracer import pytree
+from numxla.tracer.core import abstractify
+from numxla.tracer.tracing import trace_pytree
 
 from ..jit import Compiled
 from .mpi import mpi_world

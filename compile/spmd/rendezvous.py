@@ -23,9 +23,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from primitives import collectives as co, side_effects as se
-from primitives.reductions import single_binary_op
-from tracer.core import Primitive
+from numxla.primitives import collectives as co, side_effects as se
+from numxla.primitives.reductions import single_binary_op
+from numxla.tracer.core import Primitive
 
 
 __all__ = ["Rendezvous", "CollectiveError", "current_process", "reduce_slice"]

@@ -11,9 +11,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import primitives as lax
-import primitives.numpy as xnp
-from autodiff.custom import custom_jvp
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.autodiff.custom import custom_jvp
 
 from ..scipy._util import (axes_of, default_float, dtype_of, logaddexp, logsumexp, masked,
                            promote_inexact, quiet)

@@ -9,8 +9,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import primitives.numpy as xnp
-
+import numxla.primitives.numpy as xnp
 from ..scipy._util import dtype_of, logsumexp
 
 __all__ = ["dot_product_attention"]
@@ -119,5 +118,5 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
         return out
     lse = logsumexp(logits, axis=-1).astype(dtype_of(k))  # (B, K, G, T)
     lse = xnp.reshape(xnp.transpose(lse, (0, 3, 1, 2)), output_shape[:-1])
-    from primitives.side_effects import stop_gradient
+    from numxla.primitives.side_effects import stop_gradient
     return out, stop_gradient(lse)

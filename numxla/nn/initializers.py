@@ -9,9 +9,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-import primitives as lax
-import primitives.numpy as xnp
-from primitives.dtypes import canonical_type
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.primitives.dtypes import canonical_type
 
 from .. import random
 from ..scipy._util import default_float

@@ -9,13 +9,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-import primitives as lax
-import primitives.numpy as xnp
-from autodiff.custom import custom_jvp
-from primitives.dtypes import result_type
-from primitives.elementwise import promote
-from tracer.config import config
-from tracer.core import abstractify
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.autodiff.custom import custom_jvp
+from numxla.primitives.dtypes import result_type
+from numxla.primitives.elementwise import promote
+from numxla.tracer.config import config
+from numxla.tracer.core import abstractify
 
 
 def default_float() -> np.dtype:

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-import primitives as lax
-import primitives.numpy as xnp
-from autodiff.custom import custom_jvp
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.autodiff.custom import custom_jvp
 
 from ._util import dtype_of, logsumexp, promote_inexact, quiet
 

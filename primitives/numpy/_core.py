@@ -13,9 +13,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tracer import core
-from tracer.core import ShapeError, abstractify
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer import core
+from numxla.tracer.core import ShapeError, abstractify
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
 from ..dot_conv import dot_general

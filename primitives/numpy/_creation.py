@@ -16,10 +16,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tracer.config import canonicalize_type
-from tracer import core
-from tracer.core import EagerArray, Tracer, abstractify
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer.config import canonicalize_type
+from numxla.tracer import core
+from numxla.tracer.core import EagerArray, Tracer, abstractify
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
 from .. import shape_ops as lax

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
 from .. import shape_ops as lax

@@ -16,9 +16,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tracer import core
-from tracer.core import Tracer, abstractify
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer import core
+from numxla.tracer.core import Tracer, abstractify
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
 from .. import shape_ops as lax
@@ -105,7 +105,7 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: 
 # -- vmap-based mapping --------------------------------------------------------------------------
 
 def _vmap(fn: Callable[..., Any], in_axes: Any = 0) -> Callable[..., Any]:
-    from autodiff import vmap  # autodiff builds on this package: import when called
+    from numxla.autodiff import vmap  # autodiff builds on this package: import when called
     return vmap(fn, in_axes)
 
 
@@ -158,7 +158,7 @@ class vectorize:
         if not loop:
             return call(*mapped)
         out = _vmap(call)(*flat) if flat else call()
-        from tracer import pytree
+        from numxla.tracer import pytree
         return pytree.tree_map(lambda y: reshape(y, loop + _dims(y)[1:]), out)
 
 

@@ -15,9 +15,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tracer import core
-from tracer.core import abstractify
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer import core
+from numxla.tracer.core import abstractify
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
 from .. import shape_ops as lax

@@ -18,9 +18,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tracer import core
-from tracer.core import ShapeError, Tracer, abstractify
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer import core
+from numxla.tracer.core import ShapeError, Tracer, abstractify
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
 from .. import shape_ops as lax
@@ -108,7 +108,7 @@ def getitem(x: Any, index: Any) -> Any:
     array indices are delegated to the gather-based advanced indexing."""
     items = index if isinstance(index, tuple) else (index,)
     if builtins.any(_is_advanced(i) for i in items):
-        gather = importlib.import_module("primitives.numpy._gather_indexing")
+        gather = importlib.import_module("numxla.primitives.numpy._gather_indexing")
         return gather.advanced_getitem(x, index)
     items = tuple(_basic_item(i) for i in items)
     dims = _dims(x)

@@ -10,8 +10,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tracer import core
-from tracer.core import ShapeError, abstractify
+from numxla.tracer import core
+from numxla.tracer.core import ShapeError, abstractify
 
 from .. import elementwise as ew
 from ..dot_conv import dot_general
@@ -68,7 +68,7 @@ def outer(a: Any, b: Any) -> Any:
 
 
 def _conj(x: Any) -> Any:
-    import primitives as lax  # the complex element-wise ops live in another family
+    import numxla.primitives as lax  # the complex element-wise ops live in another family
     if hasattr(lax, "conj"):
         return lax.conj(x)
     return lax.complex(lax.real(x), lax.neg(lax.imag(x)))

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from tracer import core
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer import core
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
 from ._core import _binary, _broadcast_all, _to_inexact, true_divide

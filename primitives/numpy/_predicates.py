@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from tracer.core import abstractify
+from numxla.tracer.core import abstractify
 
 from .. import elementwise as ew
 from ..reductions import reduce_and

@@ -13,8 +13,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tracer import core
-from tracer.core import Tracer, abstractify
+from numxla.tracer import core
+from numxla.tracer.core import Tracer, abstractify
 
 from .. import elementwise as ew
 from .. import shape_ops as lax

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from tracer.core import abstractify
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer.core import abstractify
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
 from .. import shape_ops as lax

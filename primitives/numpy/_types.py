@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from tracer.config import canonicalize_type
-from tracer.core import Tracer, abstractify
-from tracer.shapes import PrimitiveType as PT
+from numxla.tracer.config import canonicalize_type
+from numxla.tracer.core import Tracer, abstractify
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from ..dtypes import canonical_type, result_type as _result_type
 
@@ -57,7 +57,7 @@ class _ScalarMeta(type):
         return asarray(x, dtype=cls)
 
     def __repr__(cls) -> str:
-        return f"<class 'primitives.numpy.{cls.__name__}'>"
+        return f"<class 'numxla.numpy.{cls.__name__}'>"
 
     def __eq__(cls, other: Any) -> bool:
         return cls is other or (isinstance(other, _ScalarMeta) and
@@ -169,7 +169,7 @@ def result_type(*args: Any) -> Any:
 
 
 def _bf16_aval() -> Any:
-    from tracer.core import array_value
+    from numxla.tracer.core import array_value
     return array_value(PT.BF16, ())
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import primitives as lax
-from autodiff import check_grads, grad, jvp, vmap
-from compile import jit
+import numxla.primitives as lax
+from numxla.autodiff import check_grads, grad, jvp, vmap
+from numxla.compile import jit
 from tests.autodiff.util import _rng, check_vmap
-from tracer import make_graph
+from numxla.tracer import make_graph
 
 BOTH = ("fwd", "rev")
 

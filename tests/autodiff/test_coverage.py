@@ -2,10 +2,10 @@
 both a JVP and a VJP rule or a place among the ops with no derivative."""
 from __future__ import annotations
 
-import autodiff  # noqa: F401  (registers every family's rules)
-import primitives as lax
-from autodiff.rules import batch_rules, jvp_rules, non_differentiable, vjp_rules
-from tracer.core import PRIMITIVES
+import numxla.autodiff  # noqa: F401  (registers every family's rules)
+import numxla.primitives as lax
+from numxla.autodiff.rules import batch_rules, jvp_rules, non_differentiable, vjp_rules
+from numxla.tracer.core import PRIMITIVES
 
 
 # iota takes no operands, so nothing it is given can be batched: vmap never

@@ -5,10 +5,10 @@ import functools
 import numpy as np
 import pytest
 
-import primitives as lax
-from autodiff import grad, jvp, value_and_grad
-from autodiff.custom import checkpoint, custom_jvp, custom_vjp
-from compile import jit
+import numxla.primitives as lax
+from numxla.autodiff import grad, jvp, value_and_grad
+from numxla.autodiff.custom import checkpoint, custom_jvp, custom_vjp
+from numxla.compile import jit
 
 X = np.linspace(-2, 2, 5).astype(np.float32)
 

@@ -7,10 +7,10 @@ result types against NumPy formulas.
 import numpy as np
 import pytest
 
-import autodiff
-import primitives as lax
+from numxla import autodiff
+import numxla.primitives as lax
 from tests.autodiff.util import check_vmap
-from tracer import PrimitiveType
+from numxla.tracer import PrimitiveType
 
 
 def _rand(rng, shape, dtype=np.float64):
@@ -255,7 +255,7 @@ def test_conv_vmap_of_grad():
 
 def test_jit_grad_conv():
     """The compiled gradient against central differences along a random direction."""
-    from compile import jit
+    from numxla.compile import jit
     rng = np.random.default_rng(9)
     kw = dict(window_strides=(1, 2), padding=((1, 0), (0, 1)), rhs_dilation=(2, 1))
     x, k = _rand(rng, (1, 2, 5, 5)), _rand(rng, (3, 2, 2, 2))
@@ -268,7 +268,7 @@ def test_jit_grad_conv():
 
 
 def _equations(fn, *args):
-    from tracer import make_graph
+    from numxla.tracer import make_graph
     return [(e.primitive.name, e.params) for e in make_graph(fn)(*args).equations]
 
 

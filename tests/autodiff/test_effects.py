@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import autodiff
-import compile
-import primitives as lax
-from autodiff import check_grads, grad, jvp, vjp, vmap
-from autodiff.rules import Forward, Zero, jvp_rules, vjp_rules
+from numxla import autodiff
+from numxla import compile
+import numxla.primitives as lax
+from numxla.autodiff import check_grads, grad, jvp, vjp, vmap
+from numxla.autodiff.rules import Forward, Zero, jvp_rules, vjp_rules
 from tests.autodiff.util import check_vmap
-from tracer.core import abstractify
+from numxla.tracer.core import abstractify
 
 EPS = 1e-5
 TOL = 1e-6

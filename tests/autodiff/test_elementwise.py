@@ -14,11 +14,11 @@ import zlib
 import numpy as np
 import pytest
 
-import autodiff
-import primitives as lax
+from numxla import autodiff
+import numxla.primitives as lax
 from tests.autodiff.util import check_vmap
-from tracer.core import bf16_array
-from tracer.shapes import bf16_to_f32
+from numxla.tracer.core import bf16_array
+from numxla.tracer.shapes import bf16_to_f32
 
 B = 3  # batch size of the vmap tests
 
@@ -379,7 +379,7 @@ def test_bf16_derivatives_and_vmap_match_f32():
 
 
 def test_jit_of_grad():
-    from compile import jit
+    from numxla.compile import jit
     f = lambda a, b: lax.reduce_sum(lax.mul(lax.pow(a, b), lax.tanh(a)), (0,))  # noqa: E731
     x, y = np.array([0.5, 1.5, 2.0]), np.array([1.0, -0.5, 2.0])
     got = jit(autodiff.grad(f, argnums=(0, 1)))(x, y)

@@ -7,11 +7,11 @@ import itertools
 import numpy as np
 import pytest
 
-import primitives as lax
-from autodiff import check_grads, grad, jvp, vmap
+import numxla.primitives as lax
+from numxla.autodiff import check_grads, grad, jvp, vmap
 from tests.autodiff.util import check_vmap
-from tracer.core import bf16_array
-from tracer.shapes import bf16_to_f32
+from numxla.tracer.core import bf16_array
+from numxla.tracer.shapes import bf16_to_f32
 
 
 def _rng(seed):

@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import primitives as lax
-from autodiff import check_grads, grad, jvp
-from compile import jit
-from primitives import GatherDimensionNumbers as GDN, ScatterDimensionNumbers as SDN
+import numxla.primitives as lax
+from numxla.autodiff import check_grads, grad, jvp
+from numxla.compile import jit
+from numxla.primitives import GatherDimensionNumbers as GDN, ScatterDimensionNumbers as SDN
 from tests.autodiff.util import check_vmap
-from tracer.core import bf16_array
-from tracer.shapes import bf16_to_f32
+from numxla.tracer.core import bf16_array
+from numxla.tracer.shapes import bf16_to_f32
 
 I32 = np.int32
 

@@ -3,8 +3,8 @@ against derivatives written out by hand."""
 import numpy as np
 import pytest
 
-import primitives as lax
-from autodiff import grad, jacfwd, jacrev
+import numxla.primitives as lax
+from numxla.autodiff import grad, jacfwd, jacrev
 
 X = np.arange(1.0, 4.0, dtype=np.float32)
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import primitives as lax
-from autodiff import check_grads, grad, jvp, vjp, vmap
+import numxla.primitives as lax
+from numxla.autodiff import check_grads, grad, jvp, vjp, vmap
 from tests.autodiff.util import check_vmap
-from tracer.core import bf16_array
-from tracer.shapes import bf16_to_f32
+from numxla.tracer.core import bf16_array
+from numxla.tracer.shapes import bf16_to_f32
 
 CASES = range(4)
 
@@ -229,7 +229,7 @@ def test_vmap_reduce_with_batched_captured_value():
 
 def test_vmap_reduce_batch_stays_in_place():
     """Batched operands reduce the shifted dimensions: no loop in the graph."""
-    from tracer import make_graph
+    from numxla.tracer import make_graph
     x = np.ones((2, 3, 4))
     graph = make_graph(vmap(lambda x: lax.reduce(x, 1.5, lax.add, (0,)), in_axes=1))(x)
     names = [eq.primitive.name for eq in graph.equations]
@@ -237,7 +237,7 @@ def test_vmap_reduce_batch_stays_in_place():
 
 
 def test_jit_grad_of_prod_max_and_reduce():
-    from compile import jit
+    from numxla.compile import jit
     x = np.random.default_rng(24).standard_normal((3, 4))
     x[1, 2] = 0.0
 
@@ -264,7 +264,7 @@ def test_vmap_variadic_reduce_with_batched_inits(axes):
 def test_vmap_reduce_batched_init_is_one_reduce():
     """A batched init value needs no loop: one reduce, its rows prefixed by
     the init values."""
-    from tracer import make_graph
+    from numxla.tracer import make_graph
     x, inits = np.ones((4, 3)), np.arange(3.0)
     graph = make_graph(vmap(lambda x, i: lax.reduce(x, i, lambda a, b: lax.mul(a, b + a),
                                                     (0,)), in_axes=(1, 0)))(x, inits)

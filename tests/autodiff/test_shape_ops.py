@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import primitives as lax
-from autodiff import check_grads, grad, jvp, vjp, vmap
-from compile import jit
+import numxla.primitives as lax
+from numxla.autodiff import check_grads, grad, jvp, vjp, vmap
+from numxla.compile import jit
 from tests.autodiff.util import _rng, check_vmap
-from tracer.core import bf16_array
-from tracer.shapes import bf16_to_f32
+from numxla.tracer.core import bf16_array
+from numxla.tracer.shapes import bf16_to_f32
 
 CASES = range(4)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import primitives as lax
-from autodiff import check_grads, grad, jvp
+import numxla.primitives as lax
+from numxla.autodiff import check_grads, grad, jvp
 from tests.autodiff.util import check_vmap
 
 

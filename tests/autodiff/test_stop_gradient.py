@@ -1,9 +1,9 @@
 """``stop_gradient``: the identity whose derivative is zero, in every transform."""
 import numpy as np
 
-import primitives as lax
-from autodiff import grad, jvp, vmap
-from compile import jit
+import numxla.primitives as lax
+from numxla.autodiff import grad, jvp, vmap
+from numxla.compile import jit
 
 
 def test_stop_gradient_blocks_derivatives_everywhere():

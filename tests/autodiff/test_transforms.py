@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import primitives as lax
-import primitives.numpy as xnp
-from autodiff import check_grads, float0, grad, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
-from compile import jit
-from tracer import make_graph
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.autodiff import check_grads, float0, grad, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
+from numxla.compile import jit
+from numxla.tracer import make_graph
 
 X = np.array([0.3, -1.2, 2.0])
 
@@ -139,8 +139,8 @@ def test_grad_of_graph_is_one_graph():
 
 
 def test_check_grads_catches_a_wrong_rule():
-    from autodiff import rules
-    from primitives import elementwise as ew
+    from numxla.autodiff import rules
+    from numxla.primitives import elementwise as ew
     saved = rules.vjp_rules[ew.sin_p]
     rules.vjp_rules[ew.sin_p] = lambda ct, fwd, x: (lax.mul(ct, lax.sin(x)),)
     try:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import primitives as lax
-import tracer
-from autodiff import check_grads, grad, jvp
-from compile import jit
+import numxla.primitives as lax
+from numxla import tracer
+from numxla.autodiff import check_grads, grad, jvp
+from numxla.compile import jit
 from tests.autodiff.util import _numerical_grad, _rng, check_vmap
 
 CASES = range(5)

@@ -12,8 +12,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from autodiff import vmap
-from tracer import pytree
+from numxla.autodiff import vmap
+from numxla.tracer import pytree
 
 
 def _rng(seed: int, salt: int = 0) -> np.random.Generator:

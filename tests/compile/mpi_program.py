@@ -12,8 +12,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import primitives as lax  # noqa: E402
-from compile import CollectiveError, pmap  # noqa: E402
+import numxla.primitives as lax  # noqa: E402
+from numxla.compile import CollectiveError, pmap  # noqa: E402
 from tests.compile.test_pmap import _groups, _partition_program, _program, _reference, \
     _ring_program, _ring_reference  # noqa: E402
 
@@ -123,7 +123,7 @@ def main() -> None:
     else:
         raise AssertionError("mismatched collective counts did not raise")
 
-    from primitives import side_effects as se
+    from numxla.primitives import side_effects as se
 
     def boom(a):
         if rank == n - 1:

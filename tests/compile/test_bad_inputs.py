@@ -4,9 +4,9 @@ problem, never a wrong answer or a crash."""
 import numpy as np
 import pytest
 
-import primitives as lax
-import primitives.numpy as xnp
-from compile import jit
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.compile import jit
 
 _A = np.arange(12, dtype=np.float32).reshape(3, 4)
 

@@ -9,7 +9,7 @@ import sys
 
 PROBE = r"""
 import sys
-from compile import blas_preload
+from numxla.compile import blas_preload
 blas_preload.preload(blas_preload.BLAS)
 assert blas_preload.BLAS in sys.modules
 assert "scipy.linalg" not in sys.modules, "preload imported the whole package"

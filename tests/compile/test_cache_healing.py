@@ -27,9 +27,9 @@ PROGRAM = textwrap.dedent("""
     import numpy as np
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        import primitives as lax
-        from compile import jit
-        from compile.cache import disk_cache_usable
+        import numxla.primitives as lax
+        from numxla.compile import jit
+        from numxla.compile.cache import disk_cache_usable
         x = np.linspace(-1, 1, 12, dtype=np.float32)
         b = x.reshape(2, 2, 3)
         results = [(jit(lambda x: lax.exp(x) * 2 + x)(x), np.exp(x) * 2 + x),
@@ -42,7 +42,7 @@ PROGRAM = textwrap.dedent("""
                    if hasattr(v, "stats") and getattr(v, "__module__", None) == name)
     print(json.dumps({
         "ok": all(np.allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6) for got, want in results),
-        "misses": misses("numxla_k_"), "kernel_misses": misses("compile."),
+        "misses": misses("numxla_k_"), "kernel_misses": misses("numxla.compile."),
         "warnings": [str(w.message) for w in caught if w.category.__name__ == "CacheWarning"],
         "disk": disk_cache_usable()}))
 """)
@@ -173,8 +173,8 @@ MID_RUN = textwrap.dedent("""
     import json, os, shutil, sys, warnings
     import numpy as np
     warnings.simplefilter("always")
-    import primitives as lax
-    from compile import cache, jit
+    import numxla.primitives as lax
+    from numxla.compile import cache, jit
     x = np.linspace(-1, 1, 12, dtype=np.float32)
     root = os.environ["NUMXLA_CACHE_DIR"]
     with warnings.catch_warnings(record=True) as caught:

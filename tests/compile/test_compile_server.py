@@ -17,9 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 PROGRAM = textwrap.dedent("""
     import numpy as np
-    import primitives.numpy as xnp
-    from compile import jit
-    from compile.kernel import compile_counts
+    import numxla.primitives.numpy as xnp
+    from numxla.compile import jit
+    from numxla.compile.kernel import compile_counts
     x = np.linspace(-2, 2, 60, dtype=np.float32).reshape(6, 10)
     w = np.linspace(-1, 1, 50, dtype=np.float32).reshape(10, 5)
     out = jit(lambda x, w: xnp.tanh(x @ w * 0.8125) + xnp.sum(x), tiered=False)(x, w)

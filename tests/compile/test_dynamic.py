@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import primitives as lax
-from compile import jit
-from tracer.core import dynamic_array
+import numxla.primitives as lax
+from numxla.compile import jit
+from numxla.tracer.core import dynamic_array
 
 rng = np.random.default_rng(4)
 

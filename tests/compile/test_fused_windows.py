@@ -15,11 +15,11 @@ import re
 import numpy as np
 import pytest
 
-import compile.lowering.batch_norm  # noqa: F401  (registers the lowerings)
-import compile.lowering.windows  # noqa: F401
-import primitives as lax
-import primitives.numpy as xnp
-from compile import device_put, jit
+import numxla.compile.lowering.batch_norm  # noqa: F401  (registers the lowerings)
+import numxla.compile.lowering.windows  # noqa: F401
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.compile import device_put, jit
 
 from . import util
 from .util import check_all, relaid

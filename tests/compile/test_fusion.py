@@ -12,11 +12,11 @@ import re
 import numpy as np
 import pytest
 
-import primitives as lax
-import primitives.numpy as xnp
-from compile import device_put, jit
-from tracer.core import bf16_array
-from tracer.shapes import PrimitiveType as PT
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.compile import device_put, jit
+from numxla.tracer.core import bf16_array
+from numxla.tracer.shapes import PrimitiveType as PT
 
 rng = np.random.default_rng(5)
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import primitives as lax
-import primitives.numpy as xnp
-from compile import Array, device_put, jit
-from tracer import parse_shape, to_physical
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.compile import Array, device_put, jit
+from numxla.tracer import parse_shape, to_physical
 
 from . import util
 
@@ -279,9 +279,9 @@ def test_output_never_aliases_an_input():
 def test_a_new_process_loads_compiled_code_from_the_disk_cache(tmp_path):
     script = textwrap.dedent("""
         import numpy as np
-        from compile import jit
-        import primitives.numpy as xnp
-        from compile.kernel import compile_counts
+        from numxla.compile import jit
+        import numxla.primitives.numpy as xnp
+        from numxla.compile.kernel import compile_counts
         f = jit(lambda x: xnp.tanh(x) * 3 + x.sum())
         out = f(np.arange(5, dtype=np.float32))
         counts = compile_counts()  # kernels loaded from the disk cache, or compiled
@@ -300,7 +300,7 @@ def test_a_new_process_loads_compiled_code_from_the_disk_cache(tmp_path):
 
 
 def test_a_corrupted_cache_entry_is_replaced(tmp_path, monkeypatch):
-    from compile import cache
+    from numxla.compile import cache
     monkeypatch.setenv("NUMXLA_CACHE_DIR", str(tmp_path))
     source = "def graph_fn():\n    return (1,)\n"
     import hashlib

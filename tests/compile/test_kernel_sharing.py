@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import primitives.numpy as xnp
-from autodiff import value_and_grad
-from compile import jit
-from compile.kernel import Kernel, compile_counts
+import numxla.primitives.numpy as xnp
+from numxla.autodiff import value_and_grad
+from numxla.compile import jit
+from numxla.compile.kernel import Kernel, compile_counts
 
 REPO = Path(__file__).resolve().parents[2]
 rng = np.random.default_rng(21)
@@ -106,8 +106,8 @@ def test_the_gradient_of_a_deep_model_compiles_like_a_shallow_one(fresh_cache):
 def test_another_process_loads_every_kernel_from_the_disk_cache(tmp_path):
     script = textwrap.dedent("""
         import numpy as np
-        from compile import jit
-        from compile.kernel import compile_counts
+        from numxla.compile import jit
+        from numxla.compile.kernel import compile_counts
         from tests.compile.test_kernel_sharing import mlp, params_of
         import sys
         depth = int(sys.argv[1])

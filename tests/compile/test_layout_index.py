@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from compile.layout_index import linear_index_expr
-from tracer.shapes import Layout, PrimitiveType, Shape, Tile, linear_index_map, parse_shape
+from numxla.compile.layout_index import linear_index_expr
+from numxla.tracer.shapes import Layout, PrimitiveType, Shape, Tile, linear_index_map, parse_shape
 
 
 def evaluate(shape: Shape) -> np.ndarray:

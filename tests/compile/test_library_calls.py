@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import primitives as lax
-import primitives.numpy as xnp
-from autodiff import value_and_grad
-from compile import device_put, jit
-from compile.kernel import Kernel, LibraryKernel
-from compile.registry import LIBRARY_MAX_ELEMENTS
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.autodiff import value_and_grad
+from numxla.compile import device_put, jit
+from numxla.compile.kernel import Kernel, LibraryKernel
+from numxla.compile.registry import LIBRARY_MAX_ELEMENTS
 
 from .util import check_all, relaid
 
@@ -78,9 +78,9 @@ def test_batch_norms_in_dense_layouts_are_library_calls(dtype, fi):
     args = batch_norm_args((4, 6, 5, 3), fi, dtype)
     program = compiled(lambda x, s, o, dy: batch_norm_both_ways(x, s, o, dy, fi), *args)
     suffix = "f64" if dtype == np.float64 else "f32"
-    assert {f"compile.kernels.norm.batch_norm_training_{suffix}",
-            "compile.kernels.norm.batch_norm_grad",
-            "compile.kernels.norm.batch_norm_inference"} <= library_functions(program)
+    assert {f"numxla.compile.kernels.norm.batch_norm_training_{suffix}",
+            "numxla.compile.kernels.norm.batch_norm_grad",
+            "numxla.compile.kernels.norm.batch_norm_inference"} <= library_functions(program)
     tol = dict(rtol=2e-4, atol=2e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
     for got, want in zip(program(*args), numpy_batch_norm(*args, fi)):
         np.testing.assert_allclose(np.asarray(got), want, **tol)
@@ -125,7 +125,7 @@ def test_products_of_strided_operands_call_blas_directly(dtype):
     a = rng.standard_normal((7, 5)).astype(dtype)
     b = rng.standard_normal((6, 5)).astype(dtype)
     program = compiled(lambda a, b: (a @ b.T, b @ a.T), a, b)
-    assert library_functions(program) == {"compile.kernels.blas.dot_blas_call"}
+    assert library_functions(program) == {"numxla.compile.kernels.blas.dot_blas_call"}
     assert generated_kernels(program) == 0
     got1, got2 = program(a, b)
     tol = 1e-5 if dtype != np.float64 else 1e-12
@@ -136,7 +136,7 @@ def test_products_of_strided_operands_call_blas_directly(dtype):
 def test_batched_products_are_generated():
     a = rng.standard_normal((3, 4, 5)).astype(np.float32)
     program = compiled(lambda a: lax.dot_general(a, a, (((2,), (2,)), ((0,), (0,)))), a)
-    assert "compile.kernels.blas.dot_blas_call" not in library_functions(program)
+    assert "numxla.compile.kernels.blas.dot_blas_call" not in library_functions(program)
     np.testing.assert_allclose(np.asarray(program(a)), np.einsum("bij,bkj->bik", a, a),
                                rtol=1e-5, atol=1e-5)
 
@@ -159,10 +159,10 @@ def test_convolutions_and_their_gradients_with_packed_operands(numbers):
     fn = value_and_grad(lambda x, w: conv_loss(x, w, numbers), argnums=(0, 1))
     program = compiled(fn, x, w)
     names = library_functions(program)
-    assert "compile.kernels.conv.conv_blas_call" in names
+    assert "numxla.compile.kernels.conv.conv_blas_call" in names
     check_all(program(x, w), fn(x, w))  # against the reference semantics
     if numbers[0] == "NCHW":  # its features are not minor: packed
-        assert "compile.kernels.copy.strided_copy" in names
+        assert "numxla.compile.kernels.copy.strided_copy" in names
 
 
 def test_relaid_convolutions_against_the_reference():
@@ -182,7 +182,7 @@ def test_rev_and_transposes_are_strided_copies(dtype):
     def fn(x):
         return lax.rev(x, (0, 2)), lax.transpose(x, (2, 0, 1)), lax.rev(x, (1,))
     program = compiled(fn, x)
-    assert library_functions(program) == {"compile.kernels.copy.strided_copy"}
+    assert library_functions(program) == {"numxla.compile.kernels.copy.strided_copy"}
     a, b, c = program(x)
     np.testing.assert_array_equal(np.asarray(a), x[::-1, :, ::-1])
     np.testing.assert_array_equal(np.asarray(b), x.transpose(2, 0, 1))
@@ -207,9 +207,9 @@ def test_compile_workers_build_library_kernels(tmp_path):
 
     from numba import typeof
 
-    from compile import worker
-    from compile.kernel import library_kernel
-    from compile.kernels import copy
+    from numxla.compile import worker
+    from numxla.compile.kernel import library_kernel
+    from numxla.compile.kernels import copy
     types = (typeof(np.empty(0, np.complex64)),) * 2 + (typeof(np.empty(0, np.int64)),)
     request = {"path": copy.__file__, "function": "strided_copy",
                "types": base64.b64encode(pickle.dumps(types)).decode()}

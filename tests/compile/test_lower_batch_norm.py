@@ -10,11 +10,11 @@ import functools
 
 import numpy as np
 
-import compile.lowering.batch_norm  # noqa: F401  (registers the lowerings)
-import primitives as lax
-from compile import jit
-from tracer.core import bf16_array
-from tracer.shapes import Layout
+import numxla.compile.lowering.batch_norm  # noqa: F401  (registers the lowerings)
+import numxla.primitives as lax
+from numxla.compile import jit
+from numxla.tracer.core import bf16_array
+from numxla.tracer.shapes import Layout
 
 from . import util
 from .util import column_major, padded, relaid, repeated_tiles, tiled

@@ -15,9 +15,9 @@ import functools
 
 import numpy as np
 
-import compile.lowering.control_flow  # noqa: F401  (registers the lowerings)
-import primitives as lax
-from compile import device_put, jit
+import numxla.compile.lowering.control_flow  # noqa: F401  (registers the lowerings)
+import numxla.primitives as lax
+from numxla.compile import device_put, jit
 
 from . import util
 from .util import column_major, padded, relaid, repeated_tiles, tiled
@@ -165,7 +165,7 @@ def calls_and_maps(x, y, z, k):
 
 
 def test_call_and_map():
-    import compile.lowering.side_effects  # noqa: F401  (composite_call)
+    import numxla.compile.lowering.side_effects  # noqa: F401  (composite_call)
     args = (rng.standard_normal((3, 4)).astype(np.float32),
             rng.standard_normal((3, 4)).astype(np.float32),
             (rng.standard_normal((2, 2)) + 1j * rng.standard_normal((2, 2))), np.int32(2))

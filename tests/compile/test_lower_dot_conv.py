@@ -15,11 +15,11 @@ import functools
 import numpy as np
 import pytest
 
-import compile.lowering.dot_conv  # noqa: F401  (registers the lowerings)
-import primitives as lax
-from compile import jit
-from tracer.core import bf16_array
-from tracer.shapes import bf16_from_f32, bf16_to_f32
+import numxla.compile.lowering.dot_conv  # noqa: F401  (registers the lowerings)
+import numxla.primitives as lax
+from numxla.compile import jit
+from numxla.tracer.core import bf16_array
+from numxla.tracer.shapes import bf16_from_f32, bf16_to_f32
 
 from . import util
 from .util import relaid
@@ -137,7 +137,7 @@ def test_dot_general_strided_operands():
 
 
 def test_dot_blas_strides_and_bounds():
-    from compile.kernels.blas import dot_blas
+    from numxla.compile.kernels.blas import dot_blas
     a, b = rand((40,), np.float64), rand((60,), np.float64)
     A = np.array([[a[1 + 3 * i + 2 * p] for p in range(4)] for i in range(3)])
     B = np.array([[b[2 + 5 * p + 3 * j] for j in range(2)] for p in range(4)])

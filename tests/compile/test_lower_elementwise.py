@@ -14,12 +14,12 @@ import warnings
 import numpy as np
 import pytest
 
-import compile.lowering.elementwise as kew
-import primitives as lax
-from compile import device_put, jit
-from compile.codegen import scalar_exprs
-from tracer.core import ShapeError, bf16_array
-from tracer.shapes import PrimitiveType as PT, bf16_to_f32
+import numxla.compile.lowering.elementwise as kew
+import numxla.primitives as lax
+from numxla.compile import device_put, jit
+from numxla.compile.codegen import scalar_exprs
+from numxla.tracer.core import ShapeError, bf16_array
+from numxla.tracer.shapes import PrimitiveType as PT, bf16_to_f32
 
 rng = np.random.default_rng(11)
 
@@ -171,7 +171,7 @@ def _admitted(fns: dict, args: tuple) -> dict:
 
 
 def _result_type(value) -> PT:
-    from tracer.core import abstractify
+    from numxla.tracer.core import abstractify
     return abstractify(value).element_type
 
 
@@ -437,7 +437,7 @@ def test_scalar_expressions_use_each_operand_once():
 
 
 def _arity(prim) -> int:
-    from primitives import elementwise as ew
+    from numxla.primitives import elementwise as ew
     if prim in (ew.select_p, ew.clamp_p):
         return 3
     if prim.name in ew.BINARY_OPS or prim is ew.compare_p:

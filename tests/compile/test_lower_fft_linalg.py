@@ -13,9 +13,9 @@ import functools
 
 import numpy as np
 
-import compile.lowering.fft_linalg  # noqa: F401  (registers the lowerings)
-import primitives as lax
-from compile import jit
+import numxla.compile.lowering.fft_linalg  # noqa: F401  (registers the lowerings)
+import numxla.primitives as lax
+from numxla.compile import jit
 
 from . import util
 from .util import column_major, padded, permuted, relaid, repeated_tiles, tiled

@@ -13,10 +13,10 @@ import functools
 
 import numpy as np
 
-import compile.lowering.indexing  # noqa: F401  (registers the lowerings)
-import primitives as lax
-from compile import device_put, jit
-from tracer.core import bf16_array
+import numxla.compile.lowering.indexing  # noqa: F401  (registers the lowerings)
+import numxla.primitives as lax
+from numxla.compile import device_put, jit
+from numxla.tracer.core import bf16_array
 
 from . import util
 from .util import check_all, column_major, padded, relaid, repeated_tiles, tiled

@@ -13,10 +13,10 @@ import functools
 import numpy as np
 import pytest
 
-import compile.lowering.reductions  # noqa: F401  (registers the lowerings)
-import primitives as lax
-from compile import jit
-from tracer.core import bf16_array
+import numxla.compile.lowering.reductions  # noqa: F401  (registers the lowerings)
+import numxla.primitives as lax
+from numxla.compile import jit
+from numxla.tracer.core import bf16_array
 
 from . import util
 from .util import check_all, relaid

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-import compile  # noqa: F401
-import compile.kernels.random_bits as krng
-import primitives as lax
-from compile import device_put, jit
-from tracer import pytree
-from tracer.shapes import PrimitiveType
+import numxla.compile  # noqa: F401
+import numxla.compile.kernels.random_bits as krng
+import numxla.primitives as lax
+from numxla.compile import device_put, jit
+from numxla.tracer import pytree
+from numxla.tracer.shapes import PrimitiveType
 
 # (algorithm, dtype, shape)
 BIT_CASES = [

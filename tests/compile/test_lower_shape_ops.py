@@ -11,11 +11,11 @@ import functools
 
 import numpy as np
 
-import compile.lowering.shape_ops  # noqa: F401  (registers the lowerings)
-import primitives as lax
-from compile import device_put, jit
-from tracer.core import AbstractValue, bf16_array
-from tracer.shapes import Layout, from_physical
+import numxla.compile.lowering.shape_ops  # noqa: F401  (registers the lowerings)
+import numxla.primitives as lax
+from numxla.compile import device_put, jit
+from numxla.tracer.core import AbstractValue, bf16_array
+from numxla.tracer.shapes import Layout, from_physical
 
 from . import util
 from .util import check, check_all, relaid
@@ -231,9 +231,9 @@ def test_set_dimension_size_kernel_writes_the_zero_padded_bound():
     interpreter holds: the bound-size buffer, zero past the (clamped) size."""
     from numba import njit
 
-    from compile.codegen import LoweringContext, lowerings
-    from primitives.shape_ops import set_dimension_size_p
-    from tracer import make_graph
+    from numxla.compile.codegen import LoweringContext, lowerings
+    from numxla.primitives.shape_ops import set_dimension_size_p
+    from numxla.tracer import make_graph
 
     x = rand((3, 4, 5), np.float32)
     graph = make_graph(lambda a, n: lax.set_dimension_size(a, n, 1))(x, np.int32(2))
@@ -245,7 +245,7 @@ def test_set_dimension_size_kernel_writes_the_zero_padded_bound():
         ctx.bind_name(graph.in_vars[0], "a0")
         ctx.bind_name(graph.in_vars[1], "a1")
         lowerings[set_dimension_size_p](ctx, eq)
-        from compile.kernels.alloc import empty_buf, zeros_buf
+        from numxla.compile.kernels.alloc import empty_buf, zeros_buf
         ns = {"np": np, "empty_buf": empty_buf, "zeros_buf": zeros_buf}
         exec("def k(a0, a1):\n" + "\n".join(ctx.render()) + f"\n    return {ctx.name(eq.outputs[0])}",
              ns)

@@ -14,14 +14,14 @@ import warnings
 import numpy as np
 import pytest
 
-import compile  # noqa: F401
-import compile.lowering.collectives  # noqa: F401  (registers the lowerings)
-import compile.lowering.control_flow  # noqa: F401
-import compile.lowering.side_effects  # noqa: F401
-import primitives as lax
-from compile import device_put, jit
-from primitives import side_effects as se
-from tracer import pytree
+import numxla.compile  # noqa: F401
+import numxla.compile.lowering.collectives  # noqa: F401  (registers the lowerings)
+import numxla.compile.lowering.control_flow  # noqa: F401
+import numxla.compile.lowering.side_effects  # noqa: F401
+import numxla.primitives as lax
+from numxla.compile import device_put, jit
+from numxla.primitives import side_effects as se
+from numxla.tracer import pytree
 
 from .util import check_all
 

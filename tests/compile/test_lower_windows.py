@@ -12,11 +12,11 @@ import functools
 
 import numpy as np
 
-import compile.lowering.reductions  # noqa: F401  (registers the lowerings)
-import compile.lowering.windows  # noqa: F401
-import primitives as lax
-from compile import jit
-from tracer.core import bf16_array
+import numxla.compile.lowering.reductions  # noqa: F401  (registers the lowerings)
+import numxla.compile.lowering.windows  # noqa: F401
+import numxla.primitives as lax
+from numxla.compile import jit
+from numxla.tracer.core import bf16_array
 
 from . import util
 from .util import check_all, relaid

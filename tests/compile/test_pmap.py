@@ -8,11 +8,11 @@ import time
 import numpy as np
 import pytest
 
-import primitives as lax
-import primitives.numpy as xnp
-from autodiff import grad
-from compile import CollectiveError, pmap
-from tracer.core import ShapeError
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.autodiff import grad
+from numxla.compile import CollectiveError, pmap
+from numxla.tracer.core import ShapeError
 
 rng = np.random.default_rng(11)
 
@@ -152,8 +152,8 @@ def test_all_to_all_by_axis_name_checks_the_split_size():
 
 def test_psum_of_a_pytree_is_one_allreduce():
     # JAX's psum binds every leaf at once: one exchange for all the gradients
-    from primitives.collectives import all_reduce_p, axis_name_bound
-    from tracer.tracing import trace_pytree
+    from numxla.primitives.collectives import all_reduce_p, axis_name_bound
+    from numxla.tracer.tracing import trace_pytree
     tree = {"w": rng.standard_normal((4, 3)), "n": rng.integers(0, 9, (4, 2)).astype(np.int32)}
     with axis_name_bound("i", 4):
         graph, _ = trace_pytree(lambda t: lax.psum(t, "i"), ({"w": tree["w"][0],
@@ -383,7 +383,7 @@ def test_different_collectives_and_timeouts_are_errors():
 
 
 def test_a_replica_that_never_arrives_times_out():
-    from primitives import side_effects as se
+    from numxla.primitives import side_effects as se
 
     def slow(v):
         time.sleep(float(np.asarray(v).ravel()[0]))
@@ -402,7 +402,7 @@ def test_a_replica_that_never_arrives_times_out():
 
 
 def test_a_replica_that_raises_ends_the_run():
-    from primitives import side_effects as se
+    from numxla.primitives import side_effects as se
 
     def boom(v):
         if float(np.asarray(v).ravel()[0]) > 0:

@@ -6,11 +6,11 @@ import operator
 import numpy as np
 import pytest
 
-import primitives as lax
-from compile import jit
-from compile.runtime import device_put
-from tracer.core import bf16_array, dynamic_array
-from tracer.shapes import bf16_to_f32
+import numxla.primitives as lax
+from numxla.compile import jit
+from numxla.compile.runtime import device_put
+from numxla.tracer.core import bf16_array, dynamic_array
+from numxla.tracer.shapes import bf16_to_f32
 
 
 def test_device_put_keeps_bf16():
@@ -127,7 +127,7 @@ def test_cumulative_along_either_axis_in_any_layout(layout):
 
 
 def test_cumsum_gradient_is_a_reverse_cumsum():
-    from autodiff import grad
+    from numxla.autodiff import grad
     n = 50_000
     weights = np.linspace(0, 1, n, dtype=np.float32)
     g = grad(lambda v: (lax.cumsum(v) * weights).sum())
@@ -196,9 +196,9 @@ def test_a_stuck_replica_does_not_hang_pmap():
     call waiting once the others time out; the next call works."""
     import time
 
-    from compile.spmd.pmap import pmap
-    from compile.spmd.rendezvous import CollectiveError
-    from primitives import side_effects as se
+    from numxla.compile.spmd.pmap import pmap
+    from numxla.compile.spmd.rendezvous import CollectiveError
+    from numxla.primitives import side_effects as se
 
     se.register_custom_call_target("test_reliability_nap", lambda v: (time.sleep(0.25), v)[1])
 
@@ -225,7 +225,7 @@ def test_misuse_gets_errors_that_name_the_problem():
     the op or parameter and the shape."""
     import functools
 
-    from tracer.core import ShapeError
+    from numxla.tracer.core import ShapeError
 
     with pytest.raises(ShapeError, match=r"broadcast_in_dim.*18446744073709551616 elements"):
         jit(lambda x: lax.broadcast_in_dim(x, (1 << 32, 1 << 32), ()))(np.float32(1))

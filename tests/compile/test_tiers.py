@@ -16,14 +16,14 @@ import warnings
 import numpy as np
 import pytest
 
-import primitives as lax
-import primitives.numpy as xnp
-from compile import Array, device_put, jit
-from compile.background import CompileService, use_service
-from compile.jit import Compiled
-from compile.tiers import TieredProgram, TierWarning
-from primitives.side_effects import Token
-from tracer.core import bf16_array, dynamic_array
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.compile import Array, device_put, jit
+from numxla.compile.background import CompileService, use_service
+from numxla.compile.jit import Compiled
+from numxla.compile.tiers import TieredProgram, TierWarning
+from numxla.primitives.side_effects import Token
+from numxla.tracer.core import bf16_array, dynamic_array
 
 rng = np.random.default_rng(12)
 
@@ -35,7 +35,7 @@ def worker(tmp_path):
     gate = tmp_path / "gate"
     code = (f"import os, time\n"
             f"while not os.path.exists({str(gate)!r}): time.sleep(0.01)\n"
-            f"from compile.worker import main; main()\n")
+            f"from numxla.compile.worker import main; main()\n")
     service = CompileService([sys.executable, "-c", code])
     previous = use_service(service)
 
@@ -101,7 +101,7 @@ def assert_same(got, want, rtol=2e-6):
 
 
 def jax_leaves(tree):
-    from tracer import pytree
+    from numxla.tracer import pytree
     return pytree.tree_leaves(tree)
 
 
@@ -342,10 +342,10 @@ def test_a_background_compile_fills_the_cache_after_the_process_exits(tmp_path):
     program = textwrap.dedent("""
         import sys, time
         import numpy as np
-        import primitives.numpy as xnp
-        from compile import jit
-        from compile.background import service
-        from compile.kernel import compile_counts
+        import numxla.primitives.numpy as xnp
+        from numxla.compile import jit
+        from numxla.compile.background import service
+        from numxla.compile.kernel import compile_counts
         f = jit(lambda x: xnp.tanh(x @ x.T * 0.4375) + xnp.sum(x), tiered=sys.argv[1] == "1")
         f(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
         if sys.argv[1] == "1":

@@ -19,7 +19,7 @@ import pytest
 import scipy.special as sps
 from numba import njit
 
-from compile.kernels import vecmath
+from numxla.compile.kernels import vecmath
 
 LD = np.longdouble
 HAVE_LD = np.finfo(LD).nmant >= 63          # x87 extended (or better)

@@ -8,9 +8,9 @@ import threading
 
 import numpy as np
 
-import primitives as lax
-import primitives.numpy as xnp
-from compile import device_put, jit
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.compile import device_put, jit
 
 rng = np.random.default_rng(2)
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from compile import jit
-from compile.jit import Compiled, Lowered
-from tracer import pytree
-from tracer.core import AbstractValue
-from tracer.shapes import Layout, bf16_to_f32
+from numxla.compile import jit
+from numxla.compile.jit import Compiled, Lowered
+from numxla.tracer import pytree
+from numxla.tracer.core import AbstractValue
+from numxla.tracer.shapes import Layout, bf16_to_f32
 
 
 def rand(shape, dtype=np.float32, *, rng: np.random.Generator, bound: int = 100) -> np.ndarray:

@@ -23,8 +23,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tracer.core import bf16_array
-from tracer.shapes import PrimitiveType, bf16_from_f32, bf16_to_f32
+from numxla.tracer.core import bf16_array
+from numxla.tracer.shapes import PrimitiveType, bf16_from_f32, bf16_to_f32
 
 from ..shared_data import conformance_file
 

@@ -1,8 +1,7 @@
 """StableHLO batch_norm_training, batch_norm_inference and batch_norm_grad -> numxla."""
 from __future__ import annotations
 
-import primitives as lax
-
+import numxla.primitives as lax
 from .harness import OpCall, register
 
 

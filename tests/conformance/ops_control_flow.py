@@ -18,8 +18,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-import primitives as lax
-from tracer.shapes import Shape
+import numxla.primitives as lax
+from numxla.tracer.shapes import Shape
 
 from .harness import OPS, OpCall, load_cases, parse_type, register, to_array
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-import primitives as lax
-from tracer.core import abstractify
-from tracer.shapes import PrimitiveType as PT
+import numxla.primitives as lax
+from numxla.tracer.core import abstractify
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .harness import OpCall, register
 

@@ -1,8 +1,7 @@
 """StableHLO fft, cholesky and triangular_solve -> numxla."""
 from __future__ import annotations
 
-import primitives as lax
-
+import numxla.primitives as lax
 from .harness import OpCall, register
 
 

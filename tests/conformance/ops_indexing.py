@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import primitives as lax
-
+import numxla.primitives as lax
 from .harness import OpCall, register
 
 

@@ -5,8 +5,7 @@ A region callable takes its arguments flat (``acc..., x...`` for reducers,
 user functions' pytree form."""
 from __future__ import annotations
 
-import primitives as lax
-
+import numxla.primitives as lax
 from .harness import OpCall, register
 
 

@@ -14,8 +14,8 @@ import re
 import numpy as np
 import pytest
 
-import primitives as lax
-from primitives.collectives import run_replicated
+import numxla.primitives as lax
+from numxla.primitives.collectives import run_replicated
 
 from .harness import (OPS, OpCall, check_results, load_cases, load_mappings, make_region,
                       parse_type, register, run_ops, to_array)

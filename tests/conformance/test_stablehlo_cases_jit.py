@@ -13,11 +13,11 @@ import collections
 
 import pytest
 
-from compile import jit
-from compile.codegen import lowerings
-from tracer import make_graph
-from tracer.core import ConcretizationError
-from tracer.graph import Graph
+from numxla.compile import jit
+from numxla.compile.codegen import lowerings
+from numxla.tracer import make_graph
+from numxla.tracer.core import ConcretizationError
+from numxla.tracer.graph import Graph
 
 from .harness import check_results, run_case, to_array
 from .test_stablehlo_cases import MAPPED

@@ -21,7 +21,7 @@ import collections
 
 import pytest
 
-from compile import jit
+from numxla.compile import jit
 
 from .xla_cases import (
     case_function,

@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-import primitives as lax
-from tracer.core import abstractify, bf16_array
-from tracer.shapes import PrimitiveType as PT
-from tracer.shapes import bf16_from_f32, bf16_to_f32
+import numxla.primitives as lax
+from numxla.tracer.core import abstractify, bf16_array
+from numxla.tracer.shapes import PrimitiveType as PT
+from numxla.tracer.shapes import bf16_from_f32, bf16_to_f32
 
 from ..shared_data import conformance_file
 
@@ -511,7 +511,7 @@ def has_layouts(case: dict) -> bool:
 
 def inputs_of(case: dict) -> list:
     """The case's inputs; those with a layout as ``compile.device_put`` arrays."""
-    from compile import device_put
+    from numxla.compile import device_put
     ins, _ = layouts(case)
     return [to_array(spec) if layout is None else device_put(to_array(spec), layout)
             for spec, layout in zip(case["inputs"], ins)]

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-import primitives as lax
-from tracer.core import abstractify
-from tracer.shapes import PrimitiveType as PT
+import numxla.primitives as lax
+from numxla.tracer.core import abstractify
+from numxla.tracer.shapes import PrimitiveType as PT
 
 from .xla_cases import COMPARATORS, COMPUTATIONS, const, dot_dnums, element_type
 

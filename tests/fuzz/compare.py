@@ -34,7 +34,7 @@ class Perturb:
         self.sign = (1.0, -1.0, None)[seed % 3]
 
     def __call__(self, x, zeros: bool = False, exact: bool = False):
-        from tracer.core import BF16Array
+        from numxla.tracer.core import BF16Array
         if isinstance(x, (tuple, list)):
             return type(x)(self(v, zeros, exact) for v in x)
         if isinstance(x, BF16Array):

@@ -94,10 +94,10 @@ import os
 os.environ.setdefault("NUMXLA_ENABLE_X64", "1")  # 64-bit inputs keep their types
 
 import numpy as np
-import primitives as lax
-from compile import jit
-from tracer.core import BF16Array, bf16_array
-from tracer.shapes import bf16_to_f32
+import numxla.primitives as lax
+from numxla.compile import jit
+from numxla.tracer.core import BF16Array, bf16_array
+from numxla.tracer.shapes import bf16_to_f32
 
 {ARR_SOURCE}
 

@@ -37,13 +37,13 @@ def receive(stream):
 
 
 def _arguments(program):
-    from tracer.core import bf16_array
+    from numxla.tracer.core import bf16_array
     return [bf16_array(i.value.copy()) if i.type == "bf16" else np.array(i.value, copy=True)
             for i in program.inputs]
 
 
 def _function(program, **kwargs):
-    import primitives as lax
+    import numxla.primitives as lax
     namespace = {"lax": lax, "np": np, "_n": kwargs.pop("hook", None),
                  "_r": kwargs.pop("record", None)}
     code = compile(program.source(**kwargs), f"<fuzz program {program.seed}>", "exec")
@@ -52,7 +52,7 @@ def _function(program, **kwargs):
 
 
 def _failure(status: str, phase: str, error: BaseException) -> dict:
-    from tracer.core import ShapeError
+    from numxla.tracer.core import ShapeError
     expected = isinstance(error, (ShapeError, NotImplementedError))
     frames = traceback.extract_tb(error.__traceback__)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -67,8 +67,8 @@ def _failure(status: str, phase: str, error: BaseException) -> dict:
 
 def run(program) -> dict:
     """Run one program: reference, sensitivity runs, then trace, compile and run it."""
-    from compile import jit
-    from tracer.shapes import parse_layout
+    from numxla.compile import jit
+    from numxla.tracer.shapes import parse_layout
 
     from .compare import NOISE_RUNS, Perturb, mismatch
 
@@ -131,8 +131,8 @@ def main() -> None:
     faulthandler.enable()
     warnings.simplefilter("ignore")
     np.seterr(all="ignore")
-    import compile  # noqa: F401  (pay the imports before the first program)
-    import primitives  # noqa: F401
+    import numxla.compile  # noqa: F401  (pay the imports before the first program)
+    import numxla.primitives  # noqa: F401
     send(fd, {"status": "ready", "pid": os.getpid()})
     while True:
         request = receive(sys.stdin.buffer)

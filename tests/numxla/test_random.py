@@ -29,11 +29,11 @@ import pytest
 
 import numxla._random_xla_math as xla_math
 import numxla.random as R
-from autodiff import grad, vmap
-from compile import jit
-from tracer import make_graph
-from tracer.config import config
-from tracer.graph import eval_graph
+from numxla.autodiff import grad, vmap
+from numxla.compile import jit
+from numxla.tracer import make_graph
+from numxla.tracer.config import config
+from numxla.tracer.graph import eval_graph
 
 with open(os.path.join(os.path.dirname(__file__), "..", "data", "jax_random_vectors.json")) as _f:
     VECTORS = json.load(_f)

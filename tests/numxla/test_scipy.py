@@ -9,7 +9,7 @@ import scipy.special as sp
 import scipy.stats as ss
 
 import numxla as jax
-import primitives as lax
+import numxla.primitives as lax
 from numxla.scipy import special as S
 from numxla.scipy import stats as st
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import primitives as lax
-from primitives.batch_norm import batch_norm_grad_p, batch_norm_training_p
-from tracer import make_graph
-from tracer.core import ShapeError, impl_rules
-from tracer.shapes import bf16_from_f32, bf16_to_f32
+import numxla.primitives as lax
+from numxla.primitives.batch_norm import batch_norm_grad_p, batch_norm_training_p
+from numxla.tracer import make_graph
+from numxla.tracer.core import ShapeError, impl_rules
+from numxla.tracer.shapes import bf16_from_f32, bf16_to_f32
 
 RNG = np.random.default_rng(7)
 

@@ -9,11 +9,11 @@ import itertools
 import numpy as np
 import pytest
 
-import primitives as lax
-from primitives.collectives import ProcessGrid, run_replicated
-from tracer import make_graph
-from tracer.core import ShapeError, bf16_array
-from tracer.shapes import bf16_from_f32, bf16_to_f32
+import numxla.primitives as lax
+from numxla.primitives.collectives import ProcessGrid, run_replicated
+from numxla.tracer import make_graph
+from numxla.tracer.core import ShapeError, bf16_array
+from numxla.tracer.shapes import bf16_from_f32, bf16_to_f32
 
 RNG = np.random.default_rng(3)
 F32 = np.float32

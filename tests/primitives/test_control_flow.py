@@ -7,11 +7,11 @@ import re
 import numpy as np
 import pytest
 
-import primitives as lax
+import numxla.primitives as lax
 from tests.conformance.harness import check_results, load_cases, load_mappings
 from tests.conformance.ops_control_flow import run_case_locally
-from tracer import eval_graph, make_graph, pytree
-from tracer.core import ShapeError
+from numxla.tracer import eval_graph, make_graph, pytree
+from numxla.tracer.core import ShapeError
 
 load_mappings()
 rng = np.random.default_rng(0)
@@ -474,7 +474,7 @@ def test_conformance_case(case, wrap):
 
 def test_weakly_typed_initial_carry_takes_the_body_type():
     """scan/while_loop/fori_loop with a Python-scalar init and f64 work (as JAX)."""
-    import primitives as lax
+    import numxla.primitives as lax
     v = np.arange(1.0, 6.0)
     carry, ys = lax.scan(lambda c, x: (c * 0.5 + x, c), 1.0, v)
     expected, c = [], 1.0

@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import primitives
-
+from numxla import primitives
 from ..shared_data import seeds_dir
 
 BUILDERS = Path(__file__).parents[1] / "data" / "operation_semantics_builders.txt"
@@ -87,7 +86,7 @@ def test_every_document_op_is_a_primitive():
 
 
 def test_every_primitive_has_a_shape_rule_and_reference_semantics():
-    from tracer.core import PRIMITIVES, abstract_eval_rules, impl_rules
+    from numxla.tracer.core import PRIMITIVES, abstract_eval_rules, impl_rules
     missing = [n for n, p in PRIMITIVES.items()
                if p not in abstract_eval_rules or p not in impl_rules]
     assert not missing, missing

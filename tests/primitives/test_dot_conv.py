@@ -10,13 +10,13 @@ import itertools
 import numpy as np
 import pytest
 
-import primitives as lax
-import primitives.numpy as xnp
-from primitives import ConvDimensionNumbers, Precision
-from primitives.dot_conv import conv_general_dilated_p, dot_general_p
-from tracer import make_graph
-from tracer.core import ShapeError
-from tracer.shapes import PrimitiveType as PT, bf16_to_f32
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.primitives import ConvDimensionNumbers, Precision
+from numxla.primitives.dot_conv import conv_general_dilated_p, dot_general_p
+from numxla.tracer import make_graph
+from numxla.tracer.core import ShapeError
+from numxla.tracer.shapes import PrimitiveType as PT, bf16_to_f32
 
 RNG = np.random.default_rng(20240611)
 
@@ -627,7 +627,7 @@ def test_conformance_mapping_reverses_the_window():
 
 
 def test_graph_evaluation_matches_eager():
-    from tracer.graph import eval_graph
+    from numxla.tracer.graph import eval_graph
     x, k = _ints((2, 4, 5, 4)), _ints((3, 2, 2, 4))
     fn = lambda x, k: lax.conv_general_dilated(x, k, (1, 2), [(1, 0), (0, 2)], (2, 1), (1, 1),
                                                ("NHWC", "HWIO", "NCHW"), feature_group_count=2)

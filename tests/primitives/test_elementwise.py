@@ -11,13 +11,13 @@ import math
 import numpy as np
 import pytest
 
-import primitives as lax
-import primitives.numpy as xnp
-from primitives.elementwise import add_p, compare_p
-from tracer import make_graph, parse_shape
-from tracer.core import ShapeError, bf16_array
-from tracer.graph import eval_graph
-from tracer.shapes import PrimitiveType as PT, bf16_from_f32, bf16_to_f32
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.primitives.elementwise import add_p, compare_p
+from numxla.tracer import make_graph, parse_shape
+from numxla.tracer.core import ShapeError, bf16_array
+from numxla.tracer.graph import eval_graph
+from numxla.tracer.shapes import PrimitiveType as PT, bf16_from_f32, bf16_to_f32
 
 RNG = np.random.default_rng(20240611)
 INT_TYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]

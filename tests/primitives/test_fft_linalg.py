@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-import primitives as lax
-from primitives import FftType, Transpose
-from tracer import make_graph
-from primitives.fft_linalg import cholesky_p, triangular_solve_p
-from tracer.core import ShapeError, impl_rules
-from tracer.shapes import bf16_from_f32, bf16_to_f32
+import numxla.primitives as lax
+from numxla.primitives import FftType, Transpose
+from numxla.tracer import make_graph
+from numxla.primitives.fft_linalg import cholesky_p, triangular_solve_p
+from numxla.tracer.core import ShapeError, impl_rules
+from numxla.tracer.shapes import bf16_from_f32, bf16_to_f32
 
 RNG = np.random.default_rng(20240603)
 

@@ -10,13 +10,13 @@ import time
 import numpy as np
 import pytest
 
-import primitives as lax
-from primitives.indexing import GatherDimensionNumbers as GDN, ScatterDimensionNumbers as SDN
-from primitives.numpy._gather_indexing import advanced_getitem, take, take_along_axis
-from tracer import make_graph
-from tracer.core import ShapeError, abstractify, bf16_array
-from tracer.graph import eval_graph
-from tracer.shapes import bf16_to_f32
+import numxla.primitives as lax
+from numxla.primitives.indexing import GatherDimensionNumbers as GDN, ScatterDimensionNumbers as SDN
+from numxla.primitives.numpy._gather_indexing import advanced_getitem, take, take_along_axis
+from numxla.tracer import make_graph
+from numxla.tracer.core import ShapeError, abstractify, bf16_array
+from numxla.tracer.graph import eval_graph
+from numxla.tracer.shapes import bf16_to_f32
 
 RNG = np.random.default_rng(3)
 

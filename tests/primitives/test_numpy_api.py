@@ -14,12 +14,12 @@ import warnings
 import numpy as np
 import pytest
 
-import primitives.numpy as xnp
-from autodiff import check_grads, grad, vmap
-from compile import jit
-from tracer import pytree
-from tracer.config import config
-from tracer.core import ConcretizationError
+import numxla.primitives.numpy as xnp
+from numxla.autodiff import check_grads, grad, vmap
+from numxla.compile import jit
+from numxla.tracer import pytree
+from numxla.tracer.config import config
+from numxla.tracer.core import ConcretizationError
 
 RNG = np.random.default_rng(20261125)
 TOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-11,

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import primitives.numpy as xnp
-
+import numxla.primitives.numpy as xnp
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 # The names that are not covered, and why (kept short: the test prints the full list).

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import primitives.numpy as xnp
-from autodiff import check_grads, vmap
-from compile import jit
-from tracer import pytree
+import numxla.primitives.numpy as xnp
+from numxla.autodiff import check_grads, vmap
+from numxla.compile import jit
+from numxla.tracer import pytree
 
 la = xnp.linalg
 RNG = np.random.default_rng(14)
@@ -95,7 +95,7 @@ def test_solve_broadcasts_batches_and_singular_matrices():
 
 @pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 4, 2)])
 def test_lu_factors_of_rectangular_matrices(shape):
-    from primitives.numpy._decompositions import lu, lu_unpack
+    from numxla.primitives.numpy._decompositions import lu, lu_unpack
     a = normal(shape)
     packed, pivots, perm = lu(a)
     lower, upper = lu_unpack(packed)

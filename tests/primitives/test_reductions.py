@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import scipy.special
 
-import primitives as lax
-import primitives.numpy as xnp
-from primitives.reductions import reduce_sum_p
-from tracer import eval_graph, make_graph
-from tracer.core import ShapeError, bf16_array
-from tracer.shapes import bf16_to_f32
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.primitives.reductions import reduce_sum_p
+from numxla.tracer import eval_graph, make_graph
+from numxla.tracer.core import ShapeError, bf16_array
+from numxla.tracer.shapes import bf16_to_f32
 
 RNG = np.random.default_rng(3)
 

@@ -12,13 +12,13 @@ import re
 import numpy as np
 import pytest
 
-import primitives as lax
-from primitives.rng import RandomAlgorithm, philox4x32, rng_uniform_p, threefry2x32
+import numxla.primitives as lax
+from numxla.primitives.rng import RandomAlgorithm, philox4x32, rng_uniform_p, threefry2x32
 from tests.conformance.harness import OpCall, load_cases, to_array
 from tests.conformance.ops_rng import rng_call
-from tracer import make_graph
-from tracer.core import ShapeError, bf16_array
-from tracer.shapes import PrimitiveType as PT, bf16_from_f32, bf16_to_f32
+from numxla.tracer import make_graph
+from numxla.tracer.core import ShapeError, bf16_array
+from numxla.tracer.shapes import PrimitiveType as PT, bf16_from_f32, bf16_to_f32
 
 U64_MAX = 2 ** 64 - 1
 

@@ -10,12 +10,12 @@ import types
 import numpy as np
 import pytest
 
-import primitives as lax
-import primitives.numpy as xnp
-from primitives.shape_ops import dynamic_slice_p
-from tracer import eval_graph, make_graph
-from tracer.core import ShapeError, bf16_array
-from tracer.shapes import PrimitiveType as PT, bf16_to_f32
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.primitives.shape_ops import dynamic_slice_p
+from numxla.tracer import eval_graph, make_graph
+from numxla.tracer.core import ShapeError, bf16_array
+from numxla.tracer.shapes import PrimitiveType as PT, bf16_to_f32
 
 RNG = np.random.default_rng(11)
 
@@ -563,9 +563,9 @@ def test_advanced_indices_are_delegated_whole(monkeypatch):
         calls.append(index)
         return x
 
-    stub = types.ModuleType("primitives.numpy._gather_indexing")
+    stub = types.ModuleType("numxla.primitives.numpy._gather_indexing")
     stub.advanced_getitem = advanced_getitem
-    monkeypatch.setitem(sys.modules, "primitives.numpy._gather_indexing", stub)
+    monkeypatch.setitem(sys.modules, "numxla.primitives.numpy._gather_indexing", stub)
     x = np.zeros((3, 4), np.float32)
     indices = [[0, 2], (slice(None), np.array([1, 3])), (0, True), np.array([True, False, True])]
     for index in indices:

@@ -7,12 +7,12 @@ import re
 import numpy as np
 import pytest
 
-import primitives as lax
+import numxla.primitives as lax
 from tests.conformance.harness import check_results, load_cases, load_mappings
 from tests.conformance.ops_control_flow import run_case_locally
-from tracer import AbstractValue, Shape, eval_graph, make_graph, pytree
-from tracer.core import PRIMITIVES, ShapeError
-from tracer.shapes import bf16_from_f32, bf16_to_f32
+from numxla.tracer import AbstractValue, Shape, eval_graph, make_graph, pytree
+from numxla.tracer.core import PRIMITIVES, ShapeError
+from numxla.tracer.shapes import bf16_from_f32, bf16_to_f32
 
 load_mappings()
 
@@ -379,7 +379,7 @@ def _ring_exchange(x):
 
 
 def test_send_recv_with_pairs_are_point_to_point_messages():
-    from primitives.collectives import run_replicated
+    from numxla.primitives.collectives import run_replicated
     xs = [np.full(2, i + 1, np.float32) for i in range(3)]
     outs = run_replicated(_ring_exchange, xs)
     for i, (got, extra) in enumerate(outs):
@@ -405,7 +405,7 @@ def test_send_recv_with_pairs_on_one_process():
 
 
 def test_unreceived_and_missing_messages_are_errors():
-    from primitives.collectives import run_replicated
+    from numxla.primitives.collectives import run_replicated
     xs = [np.ones(2, np.float32)] * 2
     with pytest.raises(lax.HostTransferError, match="messages never received: 1 on channel 4 "
                                                     "from replica 0 to replica 1"):

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import primitives as lax
-import primitives.numpy as xnp
-from primitives.sorting import sort_p
-from tracer import eval_graph, make_graph
-from tracer.core import ShapeError, bf16_array
-from tracer.shapes import bf16_to_f32
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.primitives.sorting import sort_p
+from numxla.tracer import eval_graph, make_graph
+from numxla.tracer.core import ShapeError, bf16_array
+from numxla.tracer.shapes import bf16_to_f32
 
 RNG = np.random.default_rng(7)
 

@@ -2,8 +2,8 @@
 import numpy as np
 from scipy.special import erfinv
 
-import primitives as lax
-from compile import jit
+import numxla.primitives as lax
+from numxla.compile import jit
 
 
 def test_erf_inv_f32_as_giles_approximation_and_edges():

@@ -9,10 +9,10 @@ import itertools
 import numpy as np
 import pytest
 
-import primitives as lax
-from tracer import eval_graph, make_graph
-from tracer.core import ShapeError, bf16_array
-from tracer.shapes import bf16_to_f32
+import numxla.primitives as lax
+from numxla.tracer import eval_graph, make_graph
+from numxla.tracer.core import ShapeError, bf16_array
+from numxla.tracer.shapes import bf16_to_f32
 
 RNG = np.random.default_rng(5)
 F32_MAX = np.finfo(np.float32).max

@@ -3,11 +3,11 @@ conftest for the op set's 64-bit tests; here each mode is set explicitly)."""
 import numpy as np
 import pytest
 
-import primitives as lax
-from compile import jit
-from primitives.dtypes import canonical_type
-from tracer.config import config
-from tracer.shapes import PrimitiveType as PT
+import numxla.primitives as lax
+from numxla.compile import jit
+from numxla.primitives.dtypes import canonical_type
+from numxla.tracer.config import config
+from numxla.tracer.shapes import PrimitiveType as PT
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from tracer.shapes import (
+from numxla.tracer.shapes import (
     COMBINE, Layout, PrimitiveType as PT, Shape, Tile, bf16_from_f32, bf16_to_f32,
     byte_size, byte_strides, from_physical, linear_index, linear_index_map,
     make_shape, multi_index, parse_layout, parse_shape, to_physical,

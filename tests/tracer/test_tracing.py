@@ -7,12 +7,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-import primitives as lax
-import primitives.numpy as xnp
-from tracer import (ConcretizationError, LeakedTracerError, ShapeDtypeStruct, make_graph,
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
+from numxla.tracer import (ConcretizationError, LeakedTracerError, ShapeDtypeStruct, make_graph,
                     parse_shape, pytree)
-from tracer.core import ShapeError
-from tracer.graph import Literal
+from numxla.tracer.core import ShapeError
+from numxla.tracer.graph import Literal
 
 
 # -- pytrees ---------------------------------------------------------------------
@@ -107,7 +107,7 @@ def test_scalars_become_literals_and_keep_weak_types():
 
 
 def test_eval_graph_agrees_with_eager_execution():
-    from tracer import eval_graph
+    from numxla.tracer import eval_graph
     rng = np.random.default_rng(0)
     x = rng.standard_normal((4, 3)).astype(np.float32)
     params = {"w": rng.standard_normal((3, 5)).astype(np.float32),

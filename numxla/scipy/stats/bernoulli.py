@@ -5,8 +5,7 @@ from typing import Any
 
 import numpy as np
 
-import primitives.numpy as xnp
-
+import numxla.primitives.numpy as xnp
 from .._util import promote_inexact, quiet
 from ..special import xlog1py, xlogy
 

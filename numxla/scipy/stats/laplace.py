@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import primitives as lax
-import primitives.numpy as xnp
-
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
 from .._util import promote_inexact, quiet
 
 __all__ = ["logpdf", "pdf", "cdf"]

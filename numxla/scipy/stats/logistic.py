@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import primitives as lax
-
+import numxla.primitives as lax
 from .._util import logaddexp, promote_inexact, quiet
 from ..special import expit, logit
 

@@ -5,9 +5,8 @@ from typing import Any
 
 import numpy as np
 
-import primitives as lax
-import primitives.numpy as xnp
-
+import numxla.primitives as lax
+import numxla.primitives.numpy as xnp
 from .._util import promote_inexact, quiet
 
 __all__ = ["logpdf", "pdf"]

@@ -5,8 +5,7 @@ from typing import Any
 
 import numpy as np
 
-import primitives as lax
-
+import numxla.primitives as lax
 from .._util import promote_inexact, quiet
 
 __all__ = ["logpdf", "pdf"]
