@@ -18,6 +18,11 @@ XLA's own window ops are the derivatives, as in JAX:
   convolution with a window of ones: the cotangent padded (interior
   ``stride - 1``, edges the transposed padding) and summed again over the
   same window with the base dilation as stride.
+* Cumulative windows (the prefixes or suffixes of one axis: ``cumprod``,
+  long ``cummax``/``cummin``) are differentiated as the
+  ``associative_scan`` of their computation (JAX's rule for its cumulative
+  ops): O(n log n) element-wise ops instead of n windows of n elements, and
+  ``cumprod`` without dividing by the operand.
 * The general ``reduce_window`` and ``select_and_scatter`` are routed to
   these rules when their computations are one ``add``/``max``/``min`` (a
   ``ge``/``le`` select with an ``add`` scatter); the init value then
@@ -43,6 +48,8 @@ from numxla.tracer.core import AbstractValue, abstractify, array_value
 from numxla.tracer.graph import Graph
 from numxla.tracer.shapes import PrimitiveType as PT
 
+from .forward import jvp_flat
+from .reverse import vjp_flat
 from .rules import Zero, add_tangents, batch_by_loop, batch_rules, bdim_size, instantiate, \
     is_zero, jvp_rules, linear_jvp, move_batch_dim, scalar_like, vjp_rules, zeros_like_aval
 
@@ -214,14 +221,73 @@ jvp_rules[win.reduce_window_sum_p] = linear_jvp(win.reduce_window_sum_p)
 vjp_rules[win.reduce_window_sum_p] = _sum_vjp
 
 
+# --------------------------------------------------------------------------
+# cumulative windows (cummax, cumprod...): the derivative of a scan
+# --------------------------------------------------------------------------
+
+# Below this many elements along the axis a max/min's select-and-scatter over
+# n windows (n^2 / 2 comparisons per row) is cheaper than compiling a scan's
+# 2 log2(n) rounds of ops (about 0.5 s of Numba compile per round).
+SCAN_DERIVATIVE_MIN = 1024
+
+
+def _scan_of(x: Any, window: dict, min_size: int = 2) -> tuple[int, bool] | None:
+    """``(axis, reverse)`` when the windows are the prefixes (suffixes) of one
+    axis of at least ``min_size`` elements."""
+    dims = abstractify(x).dimensions
+    scan = win.scan_axis(dims, **{k: window[k] for k in _WINDOW_KEYS})
+    return scan if scan is not None and dims[scan[0]] >= min_size else None
+
+
+def _scan_function(combine: Callable[[Any, Any], Any], scan: tuple[int, bool],
+                   with_init: bool) -> Callable[..., list]:
+    """The cumulative window as ``associative_scan(combine)``: O(n log n) ops
+    whose derivatives are element-wise, where a select-and-scatter over n
+    windows of n elements costs O(n^2).  ``with_init``: the init value is
+    combined first, as XLA's fold over the padded window does."""
+    axis, reverse = scan
+
+    def fn(x: Any, init: Any = None) -> list:
+        if not with_init:
+            return [lax.associative_scan(combine, x, reverse=reverse, axis=axis)]
+        dims = list(abstractify(x).dimensions)
+        dims[axis] = 1
+        first = lax.broadcast_in_dim(init, tuple(dims), ())
+        n = abstractify(x).dimensions[axis]
+        parts = [x, first] if reverse else [first, x]
+        scanned = lax.associative_scan(combine, lax.concatenate(parts, axis), reverse=reverse,
+                                       axis=axis)
+        start = 0 if reverse else 1
+        return [lax.slice_in_dim(scanned, start, start + n, axis=axis)]
+    return fn
+
+
+def _scan_jvp(fn: Callable[..., list], primals: tuple, tangents: tuple) -> Any:
+    _, (t,) = jvp_flat(fn, primals, [instantiate(t) for t in tangents])
+    return t
+
+
+def _scan_vjp(fn: Callable[..., list], ct: Any, fwd, primals: tuple) -> tuple:
+    _, pullback = vjp_flat(fn, primals)
+    return tuple(None if not want or is_zero(c) else c
+                 for c, want in zip(pullback([ct]), fwd.wants))
+
+
 def _chooser_rules(prim, select: str) -> None:
     """Max/min windows: the tangent gathered at the selected element; the
-    cotangent scattered back there."""
+    cotangent scattered back there.  Cumulative windows are scans instead."""
+    combine = ew.max if select == "ge" else ew.min
+
     def jvp(primals, tangents, **window):
         (x,), (t,) = primals, tangents
-        return prim.bind(x, **window), select_and_gather(instantiate(t), x, select, window)
+        out = prim.bind(x, **window)
+        if (scan := _scan_of(x, window, SCAN_DERIVATIVE_MIN)) is not None:
+            return out, _scan_jvp(_scan_function(combine, scan, False), primals, tangents)
+        return out, select_and_gather(instantiate(t), x, select, window)
 
     def vjp(ct, fwd, x, **window):
+        if (scan := _scan_of(x, window, SCAN_DERIVATIVE_MIN)) is not None:
+            return _scan_vjp(_scan_function(combine, scan, False), ct, fwd, (x,))
         return (scatter_to_selected(ct, x, select, window),)
 
     jvp_rules[prim] = jvp
@@ -239,6 +305,21 @@ _chooser_rules(win.reduce_window_min_p, "le")
 # the shortcut of a one-op computation: elementwise primitive -> (shortcut, select)
 _MONOIDS = {ew.add_p: (win.reduce_window_sum_p, None), ew.max_p: (win.reduce_window_max_p, "ge"),
             ew.min_p: (win.reduce_window_min_p, "le")}
+
+
+# scanned monoids whose cumulative windows are differentiated as scans
+_SCANNED = {"mul": ew.mul, "max": ew.max, "min": ew.min}
+
+
+def _cumulative_scan(computation: Graph, args: tuple, window: dict
+                     ) -> Callable[..., list] | None:
+    """The scan function of a one-operand cumulative ``reduce_window`` whose
+    computation is one ``mul``/``max``/``min`` (``cumprod``...), else None."""
+    name = win.scanned_monoid(computation) if len(args) == 2 else None
+    if name not in _SCANNED:
+        return None
+    scan = _scan_of(args[0], window, 2 if name == "mul" else SCAN_DERIVATIVE_MIN)
+    return None if scan is None else _scan_function(_SCANNED[name], scan, True)
 
 
 def _monoid(computation: Graph, n_args: int) -> tuple[Any, str | None]:
@@ -268,6 +349,8 @@ def _reduce_window_jvp(primals, tangents, *, computation, **window):
         return outs, tuple(Zero(abstractify(o)) if is_zero(t) else
                            select_and_gather(t, k, select, window)
                            for o, t in zip(outs, tangents[:2]))
+    if (scan_fn := _cumulative_scan(computation, primals, window)) is not None:
+        return outs, (_scan_jvp(scan_fn, primals, tangents),)
     shortcut, select = _monoid(computation, len(primals))
     (x, init), (tx, tinit) = primals, tangents
     out_aval = abstractify(outs[0])
@@ -290,6 +373,8 @@ def _reduce_window_vjp(cts, fwd, *args, computation, **window):
         # (the selection itself is piecewise constant)
         return tuple(None if is_zero(ct) or not want else scatter_to_selected(ct, k, select, window)
                      for ct, want in zip(cts, fwd.wants[:2])) + (None,) * (len(args) - 2)
+    if (scan_fn := _cumulative_scan(computation, args, window)) is not None:
+        return _scan_vjp(scan_fn, cts[0], fwd, args)
     shortcut, select = _monoid(computation, len(args))
     (ct,), (x, init) = cts, args
     aval = abstractify(x)

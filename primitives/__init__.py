@@ -22,12 +22,14 @@ from .side_effects import *  # noqa: F401,F403
 from .rng import *  # noqa: F401,F403
 from .collectives import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
+from .scan import *  # noqa: F401,F403
 from . import numpy  # noqa: F401  (defines the operators of traced values)
 from . import (batch_norm, collectives, control_flow, dot_conv, elementwise, fft_linalg,
-               indexing, reductions, rng, shape_ops, side_effects, sorting, special, windows)
+               indexing, reductions, rng, scan, shape_ops, side_effects, sorting, special,
+               windows)
 
 _FAMILIES = (elementwise, shape_ops, reductions, windows, sorting, dot_conv, fft_linalg,
-             batch_norm, indexing, control_flow, side_effects, rng, collectives, special)
+             batch_norm, indexing, control_flow, side_effects, rng, collectives, special, scan)
 
 
 def list_primitives() -> list[str]:
