@@ -118,3 +118,16 @@ def test_lax_linalg():
     b = rng.standard_normal((4, 2))
     np.testing.assert_allclose(lax.linalg.triangular_solve(lower, b, left_side=True, lower=True),
                                np.linalg.solve(lower, b), rtol=1e-10)
+
+
+def test_psum_scatter_and_axis_size():
+    from numxla.compile import pmap
+    x = np.arange(8.0).reshape(2, 2, 2)
+    total = x.sum(0)
+    got = pmap(lambda v: lax.psum_scatter(v, "i"), axis_name="i")(x)
+    np.testing.assert_array_equal(np.asarray(got), total)       # replica r keeps row r
+    tiled = pmap(lambda v: lax.psum_scatter(v, "i", scatter_dimension=1, tiled=True),
+                 axis_name="i")(x)
+    np.testing.assert_array_equal(np.asarray(tiled), total.T[:, :, None])  # column r
+    sized = pmap(lambda v: v * lax.axis_size("i"), axis_name="i")(x)
+    np.testing.assert_array_equal(np.asarray(sized), 2 * x)
