@@ -8,7 +8,8 @@ odd/even recursion, which is also how ``jax.lax.associative_scan`` works):
 
 * combine neighbours: ``r_j = fn(e_{2j}, e_{2j+1})``;
 * scan ``r`` recursively: the results at the odd positions;
-* the even positions ``2j`` (``j > 0``) are ``fn(odd_{j-1}, e_{2j})``; position 0 is ``e_0``.
+* the even positions ``2j`` (``j > 0``) are ``fn(odd_{j-1}, e_{2j})``; position 0 is ``e_0``;
+* even and odd results side by side in a new dimension, reshaped into one.
 
 It is also the derivative of the cumulative windows: a ``reduce_window``
 whose windows are the prefixes of an axis is differentiated as the scan of
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import numpy as np
 
 from numxla.tracer import pytree
 from numxla.tracer.core import ShapeError, abstractify
@@ -39,21 +39,17 @@ def _slice(x: Any, axis: int, start: int, stop: int | None, stride: int = 1) -> 
 
 def _interleave(even: Any, odd: Any, axis: int) -> Any:
     """``even[0], odd[0], even[1], odd[1]...`` along ``axis`` (``even`` may
-    be one longer): both spread by interior padding, then one select picks
-    by parity, so values (signed zeros, NaNs) pass through unchanged."""
+    be one longer): the pairs side by side in a new dimension after
+    ``axis``, reshaped into one; values (signed zeros, NaNs) pass unchanged."""
     aval = abstractify(even)
-    n_even, n_odd = aval.dimensions[axis], abstractify(odd).dimensions[axis]
-    n = n_even + n_odd
-    zero = np.zeros((), aval.element_type.numpy_dtype)
-    config = [(0, 0, 0)] * aval.ndim
-    config[axis] = (0, n - (2 * n_even - 1), 1)
-    spread_even = so.pad(even, zero, config)
-    config[axis] = (1, n - 1 - (2 * n_odd - 1), 1)
-    spread_odd = so.pad(odd, zero, config)
-    dims = aval.dimensions[:axis] + (n,) + aval.dimensions[axis + 1:]
-    position = so.broadcasted_iota(np.int32, dims, axis)
-    is_even = ew.eq(ew.rem(position, np.int32(2)), np.int32(0))
-    return ew.select(is_even, spread_even, spread_odd)
+    n_odd = abstractify(odd).dimensions[axis]
+    head = _slice(even, axis, 0, n_odd)
+    dims = aval.dimensions[:axis] + (n_odd, 1) + aval.dimensions[axis + 1:]
+    pairs = so.concatenate([so.reshape(head, dims), so.reshape(odd, dims)], axis + 1)
+    merged = so.reshape(pairs, aval.dimensions[:axis] + (2 * n_odd,) + aval.dimensions[axis + 1:])
+    if aval.dimensions[axis] == n_odd:
+        return merged
+    return so.concatenate([merged, _slice(even, axis, n_odd, None)], axis)
 
 
 def _scan(fn: Callable[[list, list], list], elems: list, axis: int) -> list:
@@ -62,11 +58,14 @@ def _scan(fn: Callable[[list, list], list], elems: list, axis: int) -> list:
         return elems
     pairs = fn([_slice(e, axis, 0, -1, 2) for e in elems], [_slice(e, axis, 1, None, 2) for e in elems])
     odd = _scan(fn, pairs, axis)
+    firsts = [_slice(e, axis, 0, 1) for e in elems]
+    if n == 2:  # no even position after the first
+        return [so.concatenate([f, o], axis) for f, o in zip(firsts, odd)]
     if n % 2 == 0:  # the last odd result has no even element after it
         rest = fn([_slice(o, axis, 0, -1) for o in odd], [_slice(e, axis, 2, None, 2) for e in elems])
     else:
         rest = fn(odd, [_slice(e, axis, 2, None, 2) for e in elems])
-    even = [so.concatenate([_slice(e, axis, 0, 1), r], axis) for e, r in zip(elems, rest)]
+    even = [so.concatenate([f, r], axis) for f, r in zip(firsts, rest)]
     return [_interleave(e, o, axis) for e, o in zip(even, odd)]
 
 
