@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-
 from numxla.tracer import pytree
 from numxla.tracer.core import ShapeError, abstractify
 
