@@ -22,16 +22,16 @@ from .side_effects import *  # noqa: F401,F403
 from .rng import *  # noqa: F401,F403
 from .collectives import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
-from .scan import *  # noqa: F401,F403
+from .prefix_scan import *  # noqa: F401,F403
 from .composites import *  # noqa: F401,F403
 from . import numpy  # noqa: F401  (defines the operators of traced values)
 from . import (batch_norm, collectives, composites, control_flow, dot_conv, elementwise, fft_linalg,
-               indexing, reductions, rng, scan, shape_ops, side_effects, sorting, special,
+               indexing, prefix_scan, reductions, rng, shape_ops, side_effects, sorting, special,
                windows)
 
 _FAMILIES = (elementwise, shape_ops, reductions, windows, sorting, dot_conv, fft_linalg,
-             batch_norm, indexing, control_flow, side_effects, rng, collectives, special, scan,
-             composites)
+             batch_norm, indexing, control_flow, side_effects, rng, collectives, special,
+             prefix_scan, composites)
 
 
 def list_primitives() -> list[str]:

@@ -94,3 +94,12 @@ def test_long_cummax_gradient_is_a_scan(op, accumulate):
     t = np.random.default_rng(4).standard_normal(n)
     _, tan = jvp(op, (x,), (t,))
     np.testing.assert_array_equal(tan, t[np.flatnonzero(x == running)[where]])
+
+
+def test_no_family_module_shadows_a_function():
+    # ``from . import <family>`` binds the module's name in ``lax``: a family
+    # named like a function (``scan``) would replace ``lax.scan``
+    exported = {name for family in lax._FAMILIES for name in family.__all__}
+    assert all(callable(getattr(lax, name)) or not isinstance(getattr(lax, name), type(lax))
+               for name in exported if name != "linalg")
+    assert callable(lax.scan) and callable(lax.associative_scan)
