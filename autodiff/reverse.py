@@ -210,6 +210,17 @@ def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False):
     return result, vjp_fn
 
 
+def _check_inexact_inputs(args: Sequence[Any], chosen: Sequence[int]) -> None:
+    """JAX's rule: the differentiated arguments are floats or complex numbers."""
+    for a in chosen:
+        for leaf in pytree.tree_leaves(args[a]):
+            t = abstractify(leaf).element_type
+            if not (t.is_floating or t.is_complex):
+                raise TypeError(f"grad requires real- or complex-valued inputs, but argument "
+                                f"{a} has a {t.name} value ({abstractify(leaf).shape}); "
+                                f"use vjp, or allow_int=True, for integer and boolean inputs")
+
+
 def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
                    has_aux: bool = False, holomorphic: bool = False,
                    allow_int: bool = False) -> Callable[..., Any]:
@@ -226,6 +237,8 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 raise ValueError(f"grad: argnums {a} is out of range for {len(args)} "
                                  f"positional arguments")
         chosen = [a % len(args) for a in nums]
+        if not allow_int:
+            _check_inexact_inputs(args, chosen)
 
         def of_chosen(*diff_args):
             full = list(args)

@@ -139,9 +139,11 @@ def test_rng_bit_generator_has_no_derivative():
 
     x = np.ones(3)
     bits = np.asarray(lax.rng_bit_generator(key, (3,), np.uint32)[1], np.float64)
-    gx, gk = grad(f, argnums=(0, 1))(x, key)
+    gx, gk = grad(f, argnums=(0, 1), allow_int=True)(x, key)
     np.testing.assert_array_equal(gx, bits)
     assert gk.dtype == autodiff.float0 and gk.shape == (2,)
+    with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs.*u64"):
+        grad(f, argnums=(0, 1))(x, key)  # as JAX: integer inputs need allow_int
 
 
 def _check_rng_vmap(f, args, in_axes, seed=3):

@@ -339,7 +339,7 @@ def test_grad_of_an_integer_input_is_a_float0_zero():
     x, n = np.array([1.0, 2.0]), np.array([3, 4], np.int32)
     gx, gn = autodiff.grad(
         lambda a, k: lax.reduce_sum(lax.mul(a, lax.convert_element_type(k, np.float64)), (0,)),
-        argnums=(0, 1))(x, n)
+        argnums=(0, 1), allow_int=True)(x, n)
     np.testing.assert_array_equal(gx, [3.0, 4.0])
     assert gn.dtype == autodiff.float0 and gn.shape == (2,)
 

@@ -59,7 +59,7 @@ def test_integer_inputs_get_float0_cotangents():
     def f(x, n):
         return xnp.sum(x * lax.convert_element_type(n, np.float64))
 
-    gx, gn = grad(f, argnums=(0, 1))(X, np.array([1, 2, 3], np.int32))
+    gx, gn = grad(f, argnums=(0, 1), allow_int=True)(X, np.array([1, 2, 3], np.int32))
     np.testing.assert_allclose(gx, [1.0, 2.0, 3.0])
     assert gn.dtype == float0 and gn.shape == (3,)
     _, t = jvp(lambda n: n * 2, (np.array([1, 2], np.int32),), (np.zeros(2, float0),))
@@ -70,7 +70,7 @@ def test_jit_of_grad_hands_back_float0_results():
     def f(x, n):
         return xnp.sum(x * lax.convert_element_type(n, np.float64))
 
-    gx, gn = jit(grad(f, argnums=(0, 1)))(X, np.array([1, 2, 3], np.int32))
+    gx, gn = jit(grad(f, argnums=(0, 1), allow_int=True))(X, np.array([1, 2, 3], np.int32))
     np.testing.assert_allclose(np.asarray(gx), [1.0, 2.0, 3.0])
     assert gn.dtype == float0 and gn.shape == (3,)
 
