@@ -28,7 +28,8 @@ __all__ = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "sinh", "cosh", "e
            "dynamic_update_index_in_dim", "batch_matmul", "broadcast_to_rank", "split",
            "conv_transpose", "psum_scatter", "axis_size", "approx_max_k", "approx_min_k",
            "dtype", "broadcast_shapes", "with_sharding_constraint", "linalg",
-           "ConvGeneralDilatedDimensionNumbers"]
+           "ConvGeneralDilatedDimensionNumbers", "stack", "unstack", "tile", "empty",
+           "broadcast_like", "scatter_sub", "platform_dependent", "composite"]
 
 
 def _inexact(name: str, numpy_name: str) -> Callable[[Any], Any]:
@@ -206,6 +207,70 @@ def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list[Any]:
                                   f"the extent {n} along axis {axis}", abstractify(operand))
     bounds = np.cumsum((0,) + tuple(sizes))
     return [so.slice_in_dim(operand, int(a), int(b), 1, axis) for a, b in zip(bounds, bounds[1:])]
+
+
+def stack(operands: Sequence[Any], axis: int = 0) -> Any:
+    """The operands (of one shape) joined along a new dimension ``axis``."""
+    if not operands:
+        raise ShapeError("stack", "needs at least one operand")
+    rank = abstractify(operands[0]).ndim
+    axis = axis % (rank + 1)
+    return so.concatenate([so.expand_dims(x, (axis,)) for x in operands], axis)
+
+
+def unstack(x: Any, axis: int = 0) -> tuple[Any, ...]:
+    """The slices of ``x`` along ``axis``, without that dimension."""
+    n = abstractify(x).dimensions[axis]
+    return tuple(index_in_dim(x, i, axis, keepdims=False) for i in range(n))
+
+
+def tile(operand: Any, reps: Sequence[int]) -> Any:
+    """``operand`` repeated ``reps[d]`` times along each dimension (as ``numpy.tile``
+    with ``len(reps)`` equal to the rank)."""
+    dims = abstractify(operand).dimensions
+    if len(reps) != len(dims):
+        raise ShapeError("tile", f"reps {tuple(reps)} must have one entry per dimension "
+                                 f"of {dims}", abstractify(operand))
+    spread = tuple(x for r, n in zip(reps, dims) for x in (r, n))
+    tiled = so.broadcast_in_dim(operand, spread, tuple(range(1, 2 * len(dims), 2)))
+    return so.reshape(tiled, tuple(r * n for r, n in zip(reps, dims)))
+
+
+def empty(shape: Sequence[int], dtype: Any) -> Any:
+    """An array of ``shape`` whose values do not matter (zeros here)."""
+    return full(shape, 0, dtype)
+
+
+def broadcast_like(arr: Any, like_arr: Any) -> Any:
+    """``arr`` broadcast (NumPy's rule, trailing dimensions) to ``like_arr``'s shape."""
+    src, dst = abstractify(arr).dimensions, abstractify(like_arr).dimensions
+    return so.broadcast_in_dim(arr, dst, tuple(range(len(dst) - len(src), len(dst))))
+
+
+def scatter_sub(operand: Any, scatter_indices: Any, updates: Any, dimension_numbers: Any, *,
+                indices_are_sorted: bool = False, unique_indices: bool = False,
+                mode: Any = None) -> Any:
+    """``scatter_add`` of the negated updates."""
+    from .indexing import scatter_add
+    return scatter_add(operand, scatter_indices, ew.neg(updates), dimension_numbers,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode=mode)
+
+
+def platform_dependent(*args: Any, default: Callable[..., Any] | None = None,
+                       **per_platform: Callable[..., Any]) -> Any:
+    """The ``cpu`` branch (numxla's only platform), else ``default``."""
+    branch = per_platform.get("cpu", default)
+    if branch is None:
+        raise NotImplementedError(f"platform_dependent: no branch for 'cpu' among "
+                                  f"{sorted(per_platform)} and no default")
+    return branch(*args)
+
+
+def composite(decomposition: Callable[..., Any], name: str, version: int = 0
+              ) -> Callable[..., Any]:
+    """``decomposition`` itself: a composite's meaning is its decomposition."""
+    return decomposition
 
 
 def _transpose_padding(padding: Any, kernel: Sequence[int], strides: Sequence[int]) -> list:

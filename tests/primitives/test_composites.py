@@ -131,3 +131,22 @@ def test_psum_scatter_and_axis_size():
     np.testing.assert_array_equal(np.asarray(tiled), total.T[:, :, None])  # column r
     sized = pmap(lambda v: v * lax.axis_size("i"), axis_name="i")(x)
     np.testing.assert_array_equal(np.asarray(sized), 2 * x)
+
+
+def test_stack_unstack_tile_broadcast_like_scatter_sub():
+    a, b = np.arange(6.0).reshape(2, 3), -np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(lax.stack([a, b], axis=1), np.stack([a, b], axis=1))
+    np.testing.assert_array_equal(lax.stack([a, b], axis=-1), np.stack([a, b], axis=-1))
+    parts = lax.unstack(a, axis=1)
+    assert len(parts) == 3
+    np.testing.assert_array_equal(parts[2], a[:, 2])
+    np.testing.assert_array_equal(lax.tile(a, (2, 3)), np.tile(a, (2, 3)))
+    np.testing.assert_array_equal(lax.broadcast_like(np.arange(3.0), a),
+                                  np.broadcast_to(np.arange(3.0), (2, 3)))
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                     scatter_dims_to_operand_dims=(0,))
+    got = lax.scatter_sub(np.zeros(4), np.array([[1], [3], [1]], np.int32),
+                          np.array([1.0, 2, 3]), dn)
+    np.testing.assert_array_equal(got, [0, -4, 0, -2])
+    assert lax.platform_dependent(2.0, cpu=lambda v: v * 3, default=lambda v: v) == 6.0
+    assert lax.composite(lambda v: v + 1, "my.add_one")(1) == 2
