@@ -55,13 +55,15 @@ def _scan(fn: Callable[[list, list], list], elems: list, axis: int) -> list:
     n = abstractify(elems[0]).dimensions[axis]
     if n < 2:
         return elems
-    pairs = fn([_slice(e, axis, 0, -1, 2) for e in elems], [_slice(e, axis, 1, None, 2) for e in elems])
+    pairs = fn([_slice(e, axis, 0, -1, 2) for e in elems],
+               [_slice(e, axis, 1, None, 2) for e in elems])
     odd = _scan(fn, pairs, axis)
     firsts = [_slice(e, axis, 0, 1) for e in elems]
     if n == 2:  # no even position after the first
         return [so.concatenate([f, o], axis) for f, o in zip(firsts, odd)]
     if n % 2 == 0:  # the last odd result has no even element after it
-        rest = fn([_slice(o, axis, 0, -1) for o in odd], [_slice(e, axis, 2, None, 2) for e in elems])
+        rest = fn([_slice(o, axis, 0, -1) for o in odd],
+                  [_slice(e, axis, 2, None, 2) for e in elems])
     else:
         rest = fn(odd, [_slice(e, axis, 2, None, 2) for e in elems])
     even = [so.concatenate([f, r], axis) for f, r in zip(firsts, rest)]
