@@ -34,7 +34,7 @@ from numxla.tracer.shapes import PrimitiveType as PT, bf16_from_f32, bf16_to_f32
 
 from ._util import as_int_tuple, check_kinds
 from .dtypes import canonical_type
-from .elementwise import promote
+from .elementwise import _mul, promote
 
 __all__ = ["dot_general", "dot", "DotDimensionNumbers", "Precision", "ConvDimensionNumbers",
            "conv_dimension_numbers", "conv_general_dilated", "conv",
@@ -120,7 +120,9 @@ def _bf16_values(lhs: np.ndarray, rhs: np.ndarray, operand_types) -> tuple:
 
 def _contract(spec: str, lhs: np.ndarray, rhs: np.ndarray, out_type: PT) -> np.ndarray:
     """``np.einsum(spec, lhs, rhs)`` computed as XLA does: products summed in
-    the result type (f16/bf16 in f32, rounded once); PRED is OR of ANDs."""
+    the result type (f16/bf16 in f32, rounded once); PRED is OR of ANDs;
+    complex elements that come out infinite or NaN summed again with XLA's
+    product (:func:`_redo_non_finite`)."""
     if out_type is PT.PRED:
         return np.einsum(spec, lhs.astype(np.int64), rhs.astype(np.int64), optimize=True) != 0
     out_np = np.dtype(np.float32) if out_type is PT.BF16 else out_type.numpy_dtype
@@ -128,10 +130,48 @@ def _contract(spec: str, lhs: np.ndarray, rhs: np.ndarray, out_type: PT) -> np.n
     if acc == np.float16:
         acc = np.dtype(np.float32)
     with np.errstate(all="ignore"):
-        result = np.einsum(spec, lhs.astype(acc), rhs.astype(acc), optimize=True)
+        lhs, rhs = lhs.astype(acc), rhs.astype(acc)
+        result = np.einsum(spec, lhs, rhs, optimize=True)
+        if acc.kind == "c":
+            result = _redo_non_finite(spec, lhs, rhs, result)
         if out_type is PT.BF16:
             return bf16_from_f32(result.astype(np.float32))
         return result.astype(out_np)
+
+
+def _redo_non_finite(spec: str, lhs: np.ndarray, rhs: np.ndarray,
+                     result: np.ndarray) -> np.ndarray:
+    """``result`` (complex) with each element that is infinite or NaN in either
+    part computed again as XLA's element-wise products (``elementwise._mul``)
+    summed in order over the contracted indices.  XLA's vector dot does this;
+    its matrix products (Eigen) can give NaN + NaN i where a product is
+    ``NaN - inf i``, as BLAS does (and ``einsum``, which may call it): XLA
+    leaves this open, numxla takes the sum of products."""
+    bad = ~(np.isfinite(result.real) & np.isfinite(result.imag))
+    if not bad.any():
+        return result
+    operands, out = spec.split("->")
+    lhs_idx, rhs_idx = operands.split(",")
+    axes = out + "".join(ch for ch in dict.fromkeys(lhs_idx + rhs_idx) if ch not in out)
+    size = dict(zip(lhs_idx, lhs.shape)) | dict(zip(rhs_idx, rhs.shape))
+
+    def spread(idx: str, x: np.ndarray) -> np.ndarray:
+        """``x`` with axes ``axes`` (size 1 where it has no such index), broadcast."""
+        mine = "".join(ch for ch in axes if ch in idx)
+        view = np.einsum(f"{idx}->{mine}", x).reshape([size[ch] if ch in idx else 1
+                                                      for ch in axes])
+        return np.broadcast_to(view, [size[ch] for ch in axes])
+
+    where = np.nonzero(bad) if out else ()      # a rank-0 result: its one element
+    count = len(where[0]) if out else 1
+    terms_l = spread(lhs_idx, lhs)[where].reshape(count, -1)
+    terms_r = spread(rhs_idx, rhs)[where].reshape(count, -1)
+    total = np.zeros(count, result.dtype)
+    for p in range(terms_l.shape[1]):
+        total = total + _mul(terms_l[:, p], terms_r[:, p])
+    result = np.array(result, copy=True)
+    result[where] = total if out else total[0]
+    return result
 
 
 def _check_operand_types(op: str, lhs: AbstractValue, rhs: AbstractValue) -> None:

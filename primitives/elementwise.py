@@ -152,6 +152,79 @@ def _pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return result.astype(x.dtype)
 
 
+def _product_error(a: np.ndarray, b: np.ndarray, product: np.ndarray) -> np.ndarray:
+    """``a * b - product`` (``product = a * b`` rounded), exact for f64 (Dekker's
+    TwoProduct) unless a part overflows or underflows; 0 for other types."""
+    if a.dtype != np.float64:
+        return np.zeros_like(product)
+
+    def split(x):
+        scaled = x * 134217729.0   # 2^27 + 1: x = high + low, 26 bits each
+        high = scaled - (scaled - x)
+        return high, x - high
+    (ah, al), (bh, bl) = split(a), split(b)
+    error = ((ah * bh - product) + ah * bl + al * bh) + al * bl
+    return np.where(np.isfinite(error), error, 0.0)
+
+
+def _fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``a * b + c`` as a fused multiply-add gives it (NumPy has none): the
+    product is not rounded on its own, so it never overflows alone.  f32
+    through f64 (its products are exact there); f64 with the product's exact
+    error (TwoProduct) and the sum's (TwoSum), so to within an ulp; a product
+    that overflows is redone at a quarter of the scale, and a finite product
+    plus an infinite ``c`` is ``c``."""
+    if a.dtype == np.float32:
+        return (a.astype(np.float64) * b + c.astype(np.float64)).astype(np.float32)
+    product = a * b
+    finite = np.isfinite(a) & np.isfinite(b)
+    over = finite & np.isinf(product)
+    total = product + c
+    back = total - product                                  # TwoSum: what rounding lost
+    lost = (product - (total - back)) + (c - back)
+    out = np.where(np.isfinite(total), total + (lost + _product_error(a, b, product)), total)
+    if over.any():
+        big_a = np.abs(a) >= np.abs(b)    # scale the larger factor: exact, no underflow
+        quarter = np.where(big_a, a * 0.25, a) * np.where(big_a, b, b * 0.25)
+        out = np.where(over, (quarter + c * 0.25) * 4.0, out)
+    return np.where(finite & np.isinf(c), c, out)
+
+
+def _mul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x * y; complex by XLA:CPU's formula, ``(ac - bd) + (bc + ad)i`` with the
+    multiply-adds LLVM contracts, ``re = fma(a, c, -(b d))``, ``im = fma(b, c,
+    a d)``: where a part overflows or meets an infinity its value is XLA's,
+    not C99's (``(M + Mi)(100 + 3i) = -inf + inf i`` for the largest finite M,
+    ``(x + inf i)(y + 0i) = NaN + inf i``)."""
+    if x.dtype.kind != "c":
+        return np.multiply(x, y)
+    a, b, c, d = x.real, x.imag, y.real, y.imag
+    return _complex(_fma(a, c, -(b * d)), _fma(b, c, a * d))
+
+
+def _nan_where_real_not_finite(fn: Callable) -> Callable:
+    """``fn`` (NumPy's sin or cos); for complex z with an infinite or NaN real
+    part NaN + NaN i, as XLA gives (its sin(Re z) and cos(Re z) factors are
+    NaN), where C99 gives e.g. sin(inf - inf i) = NaN +- inf i (sign unspecified)."""
+    def semantics(x: np.ndarray) -> np.ndarray:
+        out = fn(x)
+        if x.dtype.kind != "c":
+            return out
+        return np.where(np.isfinite(x.real), out, builtins.complex(np.nan, np.nan))
+    return semantics
+
+
+def _logistic(x: np.ndarray, t: PT) -> np.ndarray:
+    """XLA's expansion ``1 / (1 + e^-x)``: 0 where e^-x overflows in the
+    element type (f32: x < -88.72; f16, whose exp XLA rounds to f16: x < -11.09),
+    not the subnormal 1 / (1 + e^-x) computed in f32 would be."""
+    e = np.exp(-x)
+    out = 1 / (1 + e)
+    if t is PT.F16 and x.dtype.kind == "f":
+        out = np.where(np.isinf(narrow(e, t).astype(np.float32)), 0, out).astype(out.dtype)
+    return out
+
+
 def _atan2(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     if y.dtype.kind != "c":
         return np.arctan2(y, x)
@@ -193,9 +266,18 @@ def _abs(x: np.ndarray) -> np.ndarray:
 
 
 def _cbrt(x: np.ndarray) -> np.ndarray:
+    """The real cube root; for complex z the principal one, |z|^(1/3) cis(arg z / 3)
+    (zeros kept), the polar form XLA's emitter builds (XLA:CPU's shape inference
+    rejects complex cbrt; StableHLO allows it), not exp(log(z) / 3), which is
+    hundreds of ulps off where |log z| is large; |z| / 8 where |z| overflows."""
     if x.dtype.kind != "c":
         return np.cbrt(x)
-    return np.where(x == 0, x, np.power(x, 1 / 3))  # the principal cube root
+    re, im = x.real, x.imag
+    huge = np.maximum(np.abs(re), np.abs(im)) > np.finfo(re.dtype).max / 2
+    r = np.where(huge, 2 * np.cbrt(np.hypot(re * 0.125, im * 0.125)), np.cbrt(np.hypot(re, im)))
+    angle = np.arctan2(im, re) / 3
+    sin = np.sin(angle)
+    return np.where(x == 0, x, _complex(r * np.cos(angle), np.where(sin == 0, sin, r * sin)))
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -237,6 +319,7 @@ class ElementwiseOp:
     result: Callable[[PT], PT] = _same        # result element type from the operands'
     doc: str = ""
     types: tuple[PT, ...] | None = None       # a narrower list of admitted types, if any
+    typed: bool = False                       # semantics also take the element type (t=)
 
 
 BINARY_OPS: dict[str, ElementwiseOp] = {}
@@ -275,7 +358,7 @@ def _elementwise_impl(op: ElementwiseOp, *arrays: np.ndarray, operand_types=None
     types = types_of(arrays, op.kinds, operand_types)
     values = [widen(a, t) for a, t in zip(arrays, types)]
     with np.errstate(all="ignore"):
-        out = op.semantics(*values)
+        out = op.semantics(*values, t=types[0]) if op.typed else op.semantics(*values)
     return narrow(out, op.result(types[0]))
 
 
@@ -293,8 +376,8 @@ _BINARY_TABLE = {
     # StableHLO: add/mul of pred are logical or/and.
     "add": ElementwiseOp(ALL, _logical(np.add, np.logical_or), doc="x + y (wraps for integers)"),
     "sub": ElementwiseOp(NUMERIC, np.subtract, doc="x - y (wraps for integers)"),
-    "mul": ElementwiseOp(ALL, _logical(np.multiply, np.logical_and),
-                         doc="x * y (wraps for integers)"),
+    "mul": ElementwiseOp(ALL, _logical(_mul, np.logical_and),
+                         doc="x * y (wraps for integers; complex as XLA:CPU multiplies)"),
     "div": ElementwiseOp(NUMERIC, _div, doc="x / y; integers truncate, x / 0 is -1 (all bits "
                                             "set), INT_MIN / -1 is INT_MIN"),
     "rem": ElementwiseOp(("signed", "unsigned", "float"), _rem,
@@ -325,8 +408,8 @@ _UNARY_TABLE = {
     "round_nearest_afz": ElementwiseOp(FLOAT, _round_afz, doc="round half away from zero"),
     "round_nearest_even": ElementwiseOp(FLOAT, np.rint, doc="round half to even"),
     "cbrt": ElementwiseOp(INEXACT, _cbrt, doc="the cube root"),
-    "cos": ElementwiseOp(INEXACT, np.cos, doc="cos(x)"),
-    "sin": ElementwiseOp(INEXACT, np.sin, doc="sin(x)"),
+    "cos": ElementwiseOp(INEXACT, _nan_where_real_not_finite(np.cos), doc="cos(x)"),
+    "sin": ElementwiseOp(INEXACT, _nan_where_real_not_finite(np.sin), doc="sin(x)"),
     "tan": ElementwiseOp(INEXACT, np.tan, doc="tan(x)"),
     "tanh": ElementwiseOp(INEXACT, np.tanh, doc="tanh(x)"),
     "erf": ElementwiseOp(FLOAT, _erf, doc="the error function"),
@@ -334,7 +417,7 @@ _UNARY_TABLE = {
     "expm1": ElementwiseOp(INEXACT, np.expm1, doc="e^x - 1"),
     "log": ElementwiseOp(INEXACT, np.log, doc="ln(x)"),
     "log1p": ElementwiseOp(INEXACT, np.log1p, doc="ln(1 + x)"),
-    "logistic": ElementwiseOp(INEXACT, lambda x: 1 / (1 + np.exp(-x)), doc="1 / (1 + e^-x)"),
+    "logistic": ElementwiseOp(INEXACT, _logistic, doc="1 / (1 + e^-x)", typed=True),
     "sqrt": ElementwiseOp(INEXACT, np.sqrt, doc="the square root"),
     "rsqrt": ElementwiseOp(INEXACT, lambda x: 1 / np.sqrt(x), doc="1 / sqrt(x)"),
     "is_finite": ElementwiseOp(FLOAT, np.isfinite, _pred, doc="whether x is neither "

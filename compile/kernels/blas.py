@@ -11,12 +11,15 @@ functions stay cacheable on disk.
 """
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 from numba.np.arrayobj import make_array
 from numba.np.linalg import ensure_blas, get_blas_kind
+
+from .scalar import complex_mul
 
 __all__ = ["dot_blas", "dot_blas_call", "dot_blas_f32", "dot_blas_f64", "dot_blas_c64",
            "dot_blas_c128"]
@@ -137,6 +140,57 @@ def _dot_loop(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta):
             c[ci] = s
 
 
+# Complex products: BLAS's kernels (which multiply by alpha = 1 + 0i at the
+# end) turn an infinite or overflowing product into NaN + NaN i, where XLA's
+# product (``scalar.complex_mul``) keeps e.g. NaN - inf i.  A non-finite element
+# of a complex C is therefore computed again: the products summed in order.
+
+def _kept(c, co, crs, ccs, m, n, beta):
+    """The elements of C before a product accumulates into it (``beta`` 1), for
+    :func:`_redo_non_finite`: complex C only (else, and for beta 0, empty)."""
+
+
+@overload(_kept)
+def _kept_impl(c, co, crs, ccs, m, n, beta):
+    if not isinstance(c.dtype, types.Complex):
+        return lambda c, co, crs, ccs, m, n, beta: np.empty(0, c.dtype)
+
+    def impl(c, co, crs, ccs, m, n, beta):
+        if beta == 0:
+            return np.empty(0, c.dtype)
+        out = np.empty(m * n, c.dtype)
+        for i in range(m):
+            for j in range(n):
+                out[i * n + j] = c[co + i * crs + j * ccs]
+        return out
+    return impl
+
+
+def _redo_non_finite(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, kept):
+    """Each element of a complex C that is infinite or NaN in either part:
+    ``kept + sum_p A[i, p] * B[p, j]`` again, with XLA's product, in order of p."""
+
+
+@overload(_redo_non_finite)
+def _redo_non_finite_impl(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, kept):
+    if not isinstance(c.dtype, types.Complex):
+        return lambda a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, kept: None
+
+    def impl(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, kept):
+        T = c.dtype.type
+        for i in range(m):
+            for j in range(n):
+                ci = co + i * crs + j * ccs
+                v = c[ci]
+                if abs(v.real) < np.inf and abs(v.imag) < np.inf:
+                    continue
+                s = kept[i * n + j] if kept.size else T(0)
+                for p in range(k):
+                    s += T(complex_mul(a[ao + i * ars + p * acs], b[bo + p * brs + j * bcs]))
+                c[ci] = s
+    return impl
+
+
 @njit(cache=True, nogil=True)
 def dot_blas(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta):
     """``C = A @ B + beta * C`` for strided matrices in 1-D buffers (float or
@@ -145,8 +199,10 @@ def dot_blas(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta):
     crs + j * ccs]`` (``m x n``); strides are >= 0.  ``beta`` is 0 (C is only
     written) or 1 (C accumulates).  Each matrix goes to BLAS as it is when one of
     its strides is 1 (a matrix-vector product to gemv when its vectors are
-    contiguous); other strides take a plain loop.  Raises IndexError rather
-    than touch anything outside the buffers."""
+    contiguous); other strides take a plain loop.  Complex elements that come
+    out infinite or NaN are summed again with XLA's product
+    (:func:`_redo_non_finite`).  Raises IndexError rather than touch anything
+    outside the buffers."""
     if m <= 0 or n <= 0:
         return
     if k <= 0:
@@ -158,8 +214,10 @@ def dot_blas(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta):
             _last(ao, m, k, ars, acs) >= a.size or _last(bo, k, n, brs, bcs) >= b.size or \
             _last(co, m, n, crs, ccs) >= c.size:
         raise IndexError("dot_blas: a matrix lies outside its buffer")
+    kept = _kept(c, co, crs, ccs, m, n, beta)
     if max(m, n, k) > _INT_MAX:
         _dot_loop(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta)
+        _redo_non_finite(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, kept)
         return
     N, T = 78, 84  # ord('N'), ord('T')
     res = 1
@@ -207,6 +265,7 @@ def dot_blas(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta):
         _dot_loop(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta)
     elif res != 0:
         raise RuntimeError("dot_blas: BLAS (scipy.linalg.cython_blas) is unavailable")
+    _redo_non_finite(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, kept)
 
 
 @njit(cache=True, nogil=True)

@@ -222,7 +222,9 @@ def conv_blas(x, w, y, geo):
     kernel as a strided matrix ``[tap * I + c, o]`` per group: im2col in chunks of
     rows, one BLAS product per chunk and group (per aligned block of rows where
     the rows of ``y`` do not fold into one stride), written straight into ``y``;
-    a pointwise convolution multiplies the rows of ``x`` as they are.
+    a pointwise convolution multiplies the rows of ``x`` as they are.  Complex
+    outputs that come out infinite or NaN are summed again with XLA's product
+    (:func:`dot_blas`), as the reference does.
 
     ``geo``: ``[N / bg, bg, fg, I, rows per chunk, spatial rank ns, then per
     spatial dimension: size, output size, taps, stride, low padding, lhs

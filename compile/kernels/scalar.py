@@ -26,6 +26,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, overload
 
+from .vecmath import _fma
+
 __all__ = [
     "one_like",
     "div_signed", "div_unsigned", "nan_max", "nan_min",
@@ -33,7 +35,8 @@ __all__ = [
     "shift_left", "shift_right_logical", "shift_right_arithmetic", "popcount", "clz",
     "bitcast", "round_afz", "sign_int", "sign_float", "sign_complex",
     "float_to_int", "total_order_key", "total_order_cmp_complex",
-    "complex_div", "complex_pow", "complex_expm1", "complex_log1p", "complex_logistic",
+    "complex_mul", "complex_div", "complex_pow", "complex_expm1", "complex_log1p",
+    "complex_logistic",
     "complex_rsqrt", "complex_cbrt", "complex_atan2", "complex_exp", "complex_log",
     "complex_sqrt", "complex_sin", "complex_cos", "complex_tan", "complex_tanh",
     "round_to_f16", "round_to_bf16",
@@ -478,8 +481,19 @@ def reduce_precision_bf16(x, exponent_bits, mantissa_bits):
 
 
 # --------------------------------------------------------------------------
-# complex numbers, as NumPy computes them
+# complex numbers: XLA's product; elsewhere as NumPy computes them, with
+# XLA's special values where the reference semantics adopt them
 # --------------------------------------------------------------------------
+
+@njit(**_JIT)
+def complex_mul(u, v):
+    """XLA:CPU's complex product: the textbook formula with the multiply-adds
+    LLVM contracts, ``re = fma(a, c, -(b d))``, ``im = fma(b, c, a d)``, so
+    an overflowing part is what XLA gives (``(M + Mi)(100 + 3i) = -inf + inf i``
+    for the largest finite M, where the plain formula gives NaN)."""
+    a, b, c, d = u.real, u.imag, v.real, v.imag
+    return complex(_fma(a, c, -(b * d)), _fma(b, c, a * d))
+
 
 @njit(**_JIT)
 def complex_max(x, y):
@@ -603,20 +617,61 @@ def _finite(v):
 
 @njit(**_JIT)
 def complex_exp(z):
-    """C99's cexp (as NumPy computes it), special values included."""
+    """C99's cexp as glibc computes it (NumPy calls it), special values
+    included: where e^x overflows (or underflows) e^|x| is taken in steps of
+    e^t, t = floor(ln max), multiplied into cos y and sin y first, so a part
+    whose value is finite stays finite (exp(710 + 1e-300i) = inf + 2.2e8i, as
+    XLA gives too)."""
     x, y = z.real, z.imag
     if y == 0:
         return complex(np.exp(x), y)
     if not _finite(y) and abs(x) == np.inf:
         e = np.exp(x)
         return complex(x, y - y) if x > 0 else complex(e, e)
-    e = np.exp(x)
-    return complex(e * np.cos(y), e * np.sin(y))
+    c, s = np.cos(y), np.sin(y)
+    t = np.floor(np.log(float_limits(x)[1]))
+    ax = abs(x)
+    if _finite(x) and ax > t:
+        step = np.exp(t) if x > 0 else one_like(x) / np.exp(t)
+        ax -= t
+        c, s = c * step, s * step
+        if ax > t:
+            ax -= t
+            c, s = c * step, s * step
+        e = np.exp(ax if x > 0 else -ax)
+    else:
+        e = np.exp(x)
+    return complex(e * c, e * s)
+
+
+@njit(**_JIT)
+def _log_abs(x, y):
+    """log|x + iy| for finite, not both zero x and y (NumPy's ``npy_clog``):
+    scaled where |z| would overflow or lose bits to underflow, through
+    log1p where |z| is near 1."""
+    one = one_like(x)
+    tiny, huge = float_limits(x)
+    ax, ay = abs(x), abs(y)
+    big, small = max(ax, ay), min(ax, ay)
+    if big > huge / (one + one + one + one):
+        half = one / (one + one)
+        return np.log(np.hypot(x * half, y * half)) + np.log(one + one)
+    if big < tiny:
+        up = one_like(x) * 2.0 ** 60
+        return np.log(np.hypot(x * up, y * up)) - np.log(up)
+    h = np.hypot(x, y)
+    if h < one_like(x) * 0.71 or h > one_like(x) * 1.73:
+        return np.log(h)
+    return np.log1p((big - one) * (big + one) + small * small) / (one + one)
 
 
 @njit(**_JIT)
 def complex_log(z):
+    """log|z| + i arg z; |z| never overflows (XLA's and NumPy's log(-M - Mi) is
+    710.13 - 2.36i)."""
     x, y = z.real, z.imag
+    if _finite(x) and _finite(y) and (x != 0 or y != 0):
+        return complex(_log_abs(x, y), np.arctan2(y, x))
     return complex(np.log(np.hypot(x, y)), np.arctan2(y, x))
 
 
@@ -697,15 +752,26 @@ def _ctanh(x, y, big):
 
 
 @njit(**_JIT)
+def _nan_pair(z):
+    nan = (one_like(z) - one_like(z)) / (one_like(z) - one_like(z))
+    return complex(nan, nan)
+
+
+@njit(**_JIT)
 def complex_sin(z):
-    """sin z = -i sinh(iz)."""
+    """sin z = -i sinh(iz); NaN + NaN i where Re z is infinite or NaN, as XLA
+    (its sin(Re z) factor is NaN; C99 leaves signs open there)."""
+    if not _finite(z.real):
+        return _nan_pair(z)
     w = _csinh(-z.imag, z.real)
     return complex(w.imag, -w.real)
 
 
 @njit(**_JIT)
 def complex_cos(z):
-    """cos z = cosh(iz)."""
+    """cos z = cosh(iz); NaN + NaN i where Re z is infinite or NaN, as XLA."""
+    if not _finite(z.real):
+        return _nan_pair(z)
     return _ccosh(-z.imag, z.real)
 
 
@@ -753,11 +819,19 @@ def complex_rsqrt(z):
 
 @njit(**_JIT)
 def complex_cbrt(z):
-    """The principal cube root; 0 stays 0."""
-    if z.real == 0 and z.imag == 0:
+    """The principal cube root |z|^(1/3) cis(arg z / 3), as the reference
+    semantics define it; 0 stays 0; |z| / 8 where |z| would overflow."""
+    x, y = z.real, z.imag
+    if x == 0 and y == 0:
         return z
-    one = one_like(z)
-    return complex_pow(z, complex(one / (one + one + one), one - one))
+    one = one_like(x)
+    if max(abs(x), abs(y)) > float_limits(x)[1] / (one + one):
+        r = (one + one) * np.cbrt(np.hypot(x * (one / 8), y * (one / 8)))
+    else:
+        r = np.cbrt(np.hypot(x, y))
+    angle = np.arctan2(y, x) / (one + one + one)
+    sin = np.sin(angle)
+    return complex(r * np.cos(angle), sin if sin == 0 else r * sin)
 
 
 @njit(**_JIT)

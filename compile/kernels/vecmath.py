@@ -25,7 +25,8 @@ every f32 function within 0.52 ulp except ``exp_f32`` (0.78) and
 ``tanh_f32`` (1.5).  Special values are NumPy's: NaN propagates, signed zeros
 are kept (``tanh(-0.0) = -0.0``, ``expm1(-0.0) = -0.0``), ``expm1(-inf) = -1``,
 ``log1p(-1) = -inf``, ``erf(+-inf) = +-1``, ``sin(inf) = nan``, results
-that underflow are denormal (no flush to zero), and ``pow`` follows C99 /
+that underflow are denormal (no flush to zero) — except ``logistic``, which
+is 0 where XLA's 1 / (1 + exp(-x)) is (exp(-x) overflows) — and ``pow`` follows C99 /
 NumPy: ``pow(x, 0) = 1`` and ``pow(1, y) = 1`` even for NaN, a negative base
 needs an integer exponent (odd exponents keep the sign), zeros and
 infinities as in C99.
@@ -95,7 +96,7 @@ from numba.extending import intrinsic
 __all__ = [
     "exp_f64", "exp_f32", "log_f64", "log_f32",
     "expm1_f64", "expm1_f32", "log1p_f64", "log1p_f32",
-    "tanh_f64", "tanh_f32", "logistic_f64", "logistic_f32",
+    "tanh_f64", "tanh_f32", "logistic_f64", "logistic_f32", "logistic_f16",
     "sin_f64", "sin_f32", "cos_f64", "cos_f32", "tan_f64", "tan_f32",
     "sin_f64_reduced", "sin_f32_reduced", "cos_f64_reduced", "cos_f32_reduced",
     "tan_f64_reduced", "tan_f32_reduced",
@@ -399,10 +400,18 @@ def tanh_f64(x):
     return y if x == x else x
 
 
+# XLA computes logistic as 1 / (1 + exp(-x)) (its LogisticExpander): the
+# result is 0 below these, where exp(-x) overflows (the subnormals above them
+# are IEEE's; XLA:CPU itself flushes subnormal results to zero)
+_LOGISTIC_ZERO_F64 = -709.782712893384       # exp(-x) is finite from here up
+_LOGISTIC_ZERO_F32 = -88.72283172607422      # the same for f32 (an f32 value)
+
+
 @njit(**_PUBLIC)
 def logistic_f64(x):
     """1 / (1 + exp(-x)), as exp(x) / (1 + exp(x)) for x < 0; exp(-|x|) is
-    carried as a double-double."""
+    carried as a double-double.  0 where exp(-x) overflows (x below
+    ``_LOGISTIC_ZERO_F64``), as XLA's expansion 1 / (1 + exp(-x)) gives."""
     _always_inline()
     xc = -abs(x)
     xc = xc if xc > -745.2 else -745.2
@@ -418,6 +427,7 @@ def logistic_f64(x):
     pos = q + q * (_fma(-q, dh, 1.0) - q * dl)
     qn = eh / dh
     neg = qn + (_fma(-qn, dh, eh) + el - qn * dl) * q
+    neg = neg if x >= _LOGISTIC_ZERO_F64 else 0.0
     y = pos if x >= 0.0 else neg
     return y if x == x else x
 
@@ -1149,7 +1159,17 @@ def logistic_f32(x):
     em, s = _exp_light(xc)
     e = s + s * em                          # exp(-|x|) in f64
     y = np.float32((1.0 if xd >= 0.0 else e) / (1.0 + e))
+    y = y if xd >= _LOGISTIC_ZERO_F32 else _F32(0.0)
     return y if x == x else x
+
+
+@njit(**_PUBLIC)
+def logistic_f16(x):
+    """logistic_f32 of an f16 value (an f32), 0 where exp(-x) overflows in f16
+    (x <= -11.09375): XLA rounds the exp of its expansion to f16."""
+    _always_inline()
+    y = logistic_f32(x)
+    return _F32(0.0) if x < _F32(-11.0859375) else y
 
 
 # sin/cos on |r| <= pi/4 for f32: sin r = r + r^3 S(r^2), cos r = 1 + r^2 C(r^2);

@@ -85,6 +85,12 @@ def _arith(op: str, logical: str | None = None) -> RawExpr:
     return expr
 
 
+def _mul(t: PT, params: dict, a: str, b: str) -> str:
+    if t.is_complex:  # XLA's product (fused multiply-adds), not Numba's
+        return f"{dtype_name(t)}(complex_mul({a}, {b}))"
+    return _arith("*", "&")(t, params, a, b)
+
+
 def _div(t: PT, params: dict, a: str, b: str) -> str:
     if t.is_integral:
         if _bits(t) <= 32:
@@ -162,6 +168,12 @@ def _unary_math(fn: str, complex_fn: str | None = None, complex_args: str = "") 
             return f"{dtype_name(t)}({complex_fn}({a}{extra}))"
         return f"{dtype_name(t)}({_vec(fn, t)}({a}))"
     return expr
+
+
+def _logistic(t: PT, params: dict, a: str) -> str:
+    if t is PT.F16:  # 0 where exp(-x) overflows in f16, as XLA's expansion
+        return f"logistic_f16({a})"
+    return _unary_math("logistic", "complex_logistic")(t, params, a)
 
 
 def _abs(t: PT, params: dict, a: str) -> str:
@@ -309,7 +321,7 @@ def _bitcast(t: PT, params: dict, a: str) -> str:
 raw_exprs.update({
     ew.add_p: _arith("+", "|"),
     ew.sub_p: _arith("-"),
-    ew.mul_p: _arith("*", "&"),
+    ew.mul_p: _mul,
     ew.div_p: _div,
     ew.rem_p: _rem,
     ew.pow_p: _pow,
@@ -342,7 +354,7 @@ raw_exprs.update({
     ew.expm1_p: _unary_math("expm1", "complex_expm1"),
     ew.log_p: _unary_math("log", "complex_log"),
     ew.log1p_p: _unary_math("log1p", "complex_log1p"),
-    ew.logistic_p: _unary_math("logistic", "complex_logistic"),
+    ew.logistic_p: _logistic,
     ew.is_finite_p: lambda t, p, a: f"np.isfinite({a})",
     ew.real_p: _real,
     ew.imag_p: _imag,

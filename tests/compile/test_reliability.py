@@ -314,3 +314,135 @@ def test_fuzzer_findings_complex_sqrt_extremes_and_empty_select_and_scatter():
 
     empty = (np.ones((1,), np.float32), np.zeros((0,), np.float32))
     assert scatter(*empty).shape == (0,) and np.asarray(jit(scatter)(*empty)).shape == (0,)
+
+
+# -- fuzzer findings 6-13 (tests/fuzz/README.md): expected values are XLA:CPU's
+# (jax 0.10.2, the HLO op itself), except where noted
+
+_M64 = np.finfo(np.float64).max
+_M32 = np.finfo(np.float32).max
+
+
+def _eager_and_compiled(f, *args):
+    """``f`` by the reference semantics and compiled, as NumPy arrays."""
+    return [np.asarray(f(*args)), np.asarray(jit(f)(*args))]
+
+
+def _same(got, want):
+    """Equal, NaN where NaN (either part of a complex)."""
+    got, want = np.asarray(got), np.asarray(want)
+    for part in ((lambda a: a.real), (lambda a: a.imag)) if want.dtype.kind == "c" else (
+            lambda a: a,):
+        g, w = part(got), part(want)
+        if not (np.array_equal(np.isnan(g), np.isnan(w)) and
+                np.allclose(g[~np.isnan(w)], w[~np.isnan(w)], rtol=1e-12, atol=0)):
+            return False
+    return True
+
+
+def test_fuzzer_findings_complex_log_exp_cbrt_pow_near_overflow():
+    """Found by tests/fuzz (6, 13, and seed 5502): compiled log|z| overflowed
+    for |z| > max (so cbrt(-M - Mi) was inf + NaN i) and lost log|z| near 1;
+    compiled exp multiplied an overflowed e^x into sin y (exp(710 + 1e-300i)
+    = inf + inf i); cbrt as exp(log(z) / 3) was 255 ulps off for z = 5e-324.
+    XLA rejects complex cbrt (numxla's is the principal root in polar form:
+    the exact values, (M / 2)^(1/3) (1 - i) and the real cube root), and its
+    pow(z, z) of the last case is inf + NaN i (it flushes the subnormal Im z
+    to 0): that expected value is NumPy's."""
+    z = np.array([complex(-_M64, -_M64), complex(1, 1e-10), complex(710, 1e-300), 5e-324])
+    log_want = [complex(710.1292864836639, -2.356194490192345),
+                complex(5.0000000000000005e-21, 1e-10)]
+    def f(v):
+        return lax.log(v[:2]), lax.exp(v[2:3]), lax.cbrt(v[::3])
+
+    for log, exp, cbrt in ([np.asarray(r) for r in f(z)], [np.asarray(r) for r in jit(f)(z)]):
+        np.testing.assert_allclose(log, log_want, rtol=1e-14)
+        assert np.isposinf(exp[0].real) and exp[0].imag == pytest.approx(2.2339947661617115e8)
+        np.testing.assert_allclose(cbrt, [complex(4.4794894843556084e102, -4.4794894843556084e102),
+                                          1.7031839360032603e-108], rtol=1e-15)
+    w = np.array([complex(178.67152846528856, -5e-324)])
+    for got in _eager_and_compiled(lambda v: lax.pow(v, v), w):
+        assert np.isposinf(got[0].real) and got[0].imag == pytest.approx(-5.9010148327261254e79)
+    c64 = np.array([complex(-_M32, -_M32)], np.complex64)
+    for got in _eager_and_compiled(lax.log, c64):  # XLA: 89.06858, 1e-5 off
+        np.testing.assert_allclose(got, [complex(89.06941, -2.3561945)], rtol=1e-6)
+
+
+def test_fuzzer_findings_complex_products_as_xla():
+    """Found by tests/fuzz (9, 7): XLA multiplies complex numbers by the
+    textbook formula with fused multiply-adds (re = fma(a, c, -bd), im =
+    fma(b, c, ad)): compiled code (no FMA) gave NaN + inf i for a product that
+    overflows, the reference (NumPy) other special values; BLAS (alpha scaling)
+    turned every infinite complex dot into NaN + NaN i."""
+    e = 2.0 ** -30
+    x = np.array([complex(_M64, _M64), complex(1 + e, 1 + 2 * e), complex(1 + e, -(1 + 2 * e)),
+                  complex(1, np.inf), complex(2, 0)])
+    y = np.array([complex(100, 3), complex(1 + e, 1), complex(1, 1 + e), complex(1, 1),
+                  complex(np.inf, 0)])
+    want = [complex(-np.inf, np.inf), complex(2.0 ** -60, 2.0000000037252903),
+            complex(2.0000000037252903, 0.0), complex(-np.inf, np.inf), complex(np.inf, np.nan)]
+    for got in _eager_and_compiled(lax.mul, x, y):
+        assert _same(got, want), got
+    x32 = np.array([complex(_M32, _M32)], np.complex64)
+    for got in _eager_and_compiled(lax.mul, x32, np.array([100 + 3j], np.complex64)):
+        assert _same(got, [complex(-np.inf, np.inf)])
+
+    outer = (((), ()), ((), ()))
+    a = np.array([[[complex(3.5188772678375244, np.inf)]]], np.complex64)
+    b = np.array(complex(-7.5, 0), np.complex64)
+    for got in _eager_and_compiled(lambda u, v: lax.dot_general(u, v, outer), a, b):
+        assert _same(got, [[[complex(np.nan, -np.inf)]]])
+    a = np.array([complex(-_M64, -0.9917844899249662)])
+    b = np.array([complex(1.7201526432959435, 2.3029410398463526)])
+    for got in _eager_and_compiled(lambda u, v: lax.dot_general(u, v, outer), a, b):
+        assert _same(got, [[complex(-np.inf, -np.inf)]])
+    # a contraction: XLA's vector dot sums its products (inf + NaN i); numxla
+    # does so for matrix products too (XLA's Eigen GEMM gives NaN + NaN i there)
+    u = np.array([complex(np.inf, 0), 1 + 2j])
+    v = np.array([1 + 0j, 3 - 1j])
+    for got in _eager_and_compiled(lax.dot, u, v):
+        assert _same(got, complex(np.inf, np.nan))
+    for got in _eager_and_compiled(lax.dot, np.tile(u, (4, 1)), np.tile(v[:, None], (1, 5))):
+        assert _same(got, np.full((4, 5), complex(np.inf, np.nan)))
+    # a convolution (XLA's gives inf + NaN i for both: its products differ)
+    xc = np.array([[[1, complex(np.inf, 0), 2]]])
+    kc = np.array([[[1 + 1j, 2 + 0j]]])
+    for got in _eager_and_compiled(lambda p, q: lax.conv_general_dilated(p, q, (1,), "VALID"),
+                                   xc, kc):
+        assert _same(got, [[[complex(np.inf, np.nan), complex(np.inf, np.inf)]]])
+
+
+def test_fuzzer_findings_complex_sin_cos_of_infinite_real_parts():
+    """Found by tests/fuzz (10): sin(inf - inf i) was NaN - inf i compiled,
+    NaN + inf i in NumPy (C99 leaves the sign open); XLA's sin and cos give
+    NaN + NaN i wherever Re z is infinite or NaN."""
+    z = np.array([complex(np.inf, -np.inf), complex(-np.inf, -np.inf), complex(np.inf, 0),
+                  complex(np.nan, 0), complex(0, np.inf), complex(1, 800)], np.complex64)
+    nan = complex(np.nan, np.nan)
+    for got in _eager_and_compiled(lax.sin, z):
+        assert _same(got, [nan, nan, nan, nan, complex(0, np.inf), complex(np.inf, np.inf)])
+    for got in _eager_and_compiled(lax.cos, z):
+        assert _same(got[:4], [nan] * 4) and _same(got[5:], [complex(np.inf, -np.inf)])
+
+
+def test_fuzzer_findings_logistic_is_zero_where_exp_overflows():
+    """Found by tests/fuzz (11): XLA's logistic is 1 / (1 + exp(-x)), 0 where
+    exp(-x) overflows in the element type (f16 rounds its exp to f16);
+    compiled code gave the exact subnormal 5.5e-43 for logistic(-97.3).
+    Subnormals are IEEE's (XLA:CPU flushes them to zero)."""
+    cases = {
+        np.float32: ([-97.31053924560547, -88.72283935546875, -88.72283172607422, -87.0],
+                     [0.0, 0.0, 2.938758e-39, 1.6458116e-38]),
+        np.float64: ([-745.0, -709.7827128933841, -709.782712893384, -700.0],
+                     [0.0, 0.0, 5.562684646268137e-309, 9.85967654375977e-305]),
+        np.float16: ([-12.0, -11.09375, -11.0859375, -10.0],
+                     [0.0, 0.0, 1.5318394e-05, 4.541874e-05]),
+    }
+    for dtype, (x, want) in cases.items():
+        for got in _eager_and_compiled(lax.logistic, np.array(x, dtype)):
+            np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3 if
+                                       dtype is np.float16 else 1e-6, atol=0)
+    bf = bf16_array(np.array([-89.0, -88.5], np.float32))
+    for got in _eager_and_compiled(lax.logistic, bf):
+        values = bf16_to_f32(got)
+        assert values[0] == 0 and 3e-39 < values[1] < 4e-39

@@ -103,10 +103,16 @@ def _ld_erf(x):
     return np.where(x < 0, -r, np.where(x == 0, x, r))
 
 
-def _logistic(x):
+# XLA's logistic is 1 / (1 + exp(-x)): 0 where exp(-x) overflows in the type
+LOGISTIC_ZERO = {"f64": -709.782712893384, "f32": -88.72283172607422}
+
+
+def _logistic(x, zero_below=LOGISTIC_ZERO["f64"]):
+    """The exact logistic (exp(x) / (1 + exp(x)) for x < 0), 0 below ``zero_below``."""
     with np.errstate(all="ignore"):
         e = np.exp(-np.abs(x))
-        return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+        y = np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+        return np.where(x < zero_below, 0, y).astype(y.dtype)
 
 
 def _f64_reference(name, x):
@@ -124,6 +130,8 @@ def reference(name, *args, f32=False):
             a64 = [a.astype(np.float64) for a in args]
             if name in ("pow", "atan2"):
                 return _np(name)(*a64)
+            if name == "logistic":
+                return _logistic(a64[0], LOGISTIC_ZERO["f32"])
             return _f64_reference(name, a64[0])
         if HAVE_LD:
             ald = [a.astype(LD) for a in args]
@@ -228,6 +236,7 @@ def test_named_special_values():
         ("log1p", -1.0, -np.inf), ("log1p", -2.0, np.nan), ("log1p", -0.0, -0.0),
         ("erf", np.inf, 1.0), ("erf", -np.inf, -1.0), ("erf", -0.0, -0.0),
         ("logistic", np.inf, 1.0), ("logistic", -np.inf, 0.0), ("logistic", 0.0, 0.5),
+        ("logistic", -720.0, 0.0), ("logistic", np.nan, np.nan),
         ("cbrt", -0.0, -0.0), ("cbrt", -np.inf, -np.inf), ("cbrt", -8.0, -2.0),
         ("exp", -np.inf, 0.0), ("exp", 1000.0, np.inf), ("log", 0.0, -np.inf), ("log", -1.0, np.nan),
     ]

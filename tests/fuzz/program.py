@@ -27,8 +27,9 @@ class Input:
 class Node:
     """``outs = expr.format(*args)``; ``noise`` says where the reference runs
     used to estimate rounding sensitivity perturb values: ``"out"`` (the
-    result), ``"outz"`` (the result, whose zeros' sign is free too) or
-    ``"inout"`` (the float operands too, and the sign of zero: accumulations)."""
+    result), ``"outz"`` (the result, whose zeros' sign is free too), ``"outu"``
+    (as ``"outz"``, by ulps of max(|result|, 1): complex atan2) or ``"inout"``
+    (the float operands too, and the sign of zero: accumulations, complex pow)."""
 
     outs: tuple[str, ...]
     avals: tuple[Aval, ...]
@@ -71,7 +72,8 @@ class Program:
             args = [f"_n({a})" if noise and n.noise == "inout" else a for a in n.args]
             expr = n.expr.format(*args)
             if noise and n.noise:
-                expr = f"_n({expr})" if n.noise == "out" else f"_n({expr}, zeros=True)"
+                expr = {"out": f"_n({expr})", "outu": f"_n({expr}, zeros=True, unit=True)"}.get(
+                    n.noise, f"_n({expr}, zeros=True)")
             elif noise and any(t in FLOATS or t in COMPLEX for t, _ in n.avals):
                 expr = f"_n({expr}, exact=True)"  # the sign of NaNs is free
             target = ", ".join(n.outs) + ("," if len(n.outs) == 1 and n.multi else "")

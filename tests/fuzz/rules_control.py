@@ -13,7 +13,7 @@ def _body(g, t: str, arg: str, capture: str | None) -> tuple[str, str]:
     expr, accuracy = same_type_expr(g, t, arg, capture)
     if g.chance(0.3):  # two ops deep
         expr, second = same_type_expr(g, t, expr, capture)
-        accuracy = accuracy or second
+        accuracy = max(accuracy, second, key=" crtap".index)  # the looser class
     return expr, noise(accuracy, t)
 
 

@@ -3,7 +3,13 @@
 Each table row: the element types XLA admits (letters: p(red), s(igned),
 u(nsigned), f(loat), c(omplex)), the result type, and the accuracy class
 that decides whether the reference's sensitivity runs perturb the result
-(``t`` transcendental: always; ``r`` rounded arithmetic: on f16, bf16 and
+(``t`` transcendental: always; ``a``: as ``t``, but for complex operands
+errors up to a few ulps of 1 rather than of |result|: atan2, whose definition
+-i log(w) with |w| = 1 takes log|w| near 0, so its absolute error is about
+eps whatever |result| is; ``p``: as ``t``, but for complex operands the
+operands are perturbed too (a backward error): pow, exp(w log z) in the
+element type, whose relative error grows with |w log z|; ``r`` rounded
+arithmetic: on f16, bf16 and
 complex, whose compiled code keeps f32 between fused ops or uses other
 complex formulas; ``c``: on complex only; ``""``: exact).
 """
@@ -26,8 +32,8 @@ UNARY = {
 
 BINARY = {
     "add": ("psufc", "r"), "sub": ("sufc", "r"), "mul": ("psufc", "r"), "div": ("sufc", "r"),
-    "rem": ("suf", ""), "pow": ("sufc", "t"), "max": ("psufc", ""), "min": ("psufc", ""),
-    "atan2": ("fc", "t"), "bitwise_and": ("psu", ""), "bitwise_or": ("psu", ""),
+    "rem": ("suf", ""), "pow": ("sufc", "p"), "max": ("psufc", ""), "min": ("psufc", ""),
+    "atan2": ("fc", "a"), "bitwise_and": ("psu", ""), "bitwise_or": ("psu", ""),
     "bitwise_xor": ("psu", ""), "shift_left": ("su", ""), "shift_right_arithmetic": ("su", ""),
     "shift_right_logical": ("su", ""),
 }
@@ -41,9 +47,13 @@ def noise(accuracy: str, t: str) -> str:
     """Where the sensitivity runs perturb an op of ``accuracy`` on type ``t``."""
     if t == "pred" or t in INTS:
         return ""
-    if accuracy == "t" and t in COMPLEX:  # complex formulas differ in the sign of zero parts
+    if accuracy == "a" and t in COMPLEX:  # errors absolute (of 1), zeros of either sign
+        return "outu"
+    if accuracy == "p" and t in COMPLEX:  # operands perturbed too, zeros of either sign
+        return "inout"
+    if accuracy in ("t", "a", "p") and t in COMPLEX:  # formulas differ in zero parts' signs
         return "outz"
-    if accuracy == "t" or (accuracy == "r" and t in ("f16", "bf16") + COMPLEX):
+    if accuracy in ("t", "a", "p") or (accuracy == "r" and t in ("f16", "bf16") + COMPLEX):
         return "out"
     return "out" if accuracy == "c" and t in COMPLEX else ""
 

@@ -71,3 +71,33 @@ def test_pool_survives_crashes_and_hangs():
     assert results["ok"]["status"] == results["after"]["status"] == "pass"
     assert results["crash"]["status"] == "crash" and "SIGSEGV" in results["crash"]["detail"]
     assert results["hang"]["status"] == "hang" and results["hang"]["phase"] == "reference"
+
+
+def test_comparison_of_what_xla_leaves_open():
+    """Fuzz findings 8 and 12, settled in the comparison: an f32 dot whose
+    products overflow both ways is NaN or +-inf by the order of its sum (XLA's
+    too, by shape): the wide-accumulation run marks it unstable; complex atan2
+    (-i log(w), |w| = 1) errs by about eps absolutely, not relative to its
+    result (0.0099 - 0.00025i was 59 ulps of |result| off).  The
+    perturbation leaves infinities alone (it made half of them NaN)."""
+    from tests.fuzz.compare import Perturb
+    from tests.fuzz.rules_elementwise import BINARY, noise
+
+    a = np.array([-0.5, -3.07421875, 3.943359375, 122.0, 0.66552734375, 0.0, 0.52294921875, 2.5],
+                 np.float32)
+    dot = Program(2914, [Input("x1", "f32", (8,), a),
+                         Input("x2", "f32", (8,), np.full(8, -3.3762391092936863e38, np.float32))],
+                  [Node(("v1",), (("f32", ()),),
+                        "lax.dot_general({0}, {1}, (((0,), (0,)), ((), ())))", ("x1", "x2"),
+                        "dot_general", "inout")], ["v1"], [None])
+    atan2 = Program(4026, [Input("x1", "c128", (1,), np.array([1 + 0j])),
+                           Input("x2", "c128", (1,), np.array([100 + 2.5j]))],
+                    [Node(("v1",), (("c128", (1,)),), "lax.atan2({0}, {1})", ("x1", "x2"), "atan2",
+                          noise(BINARY["atan2"][1], "c128"))], ["v1"], [None])
+    with Pool(jobs=1, timeout=60.0) as pool:  # as the fuzzer runs them (x64, untiered)
+        for key, outcome in pool.drive((k, single(p)) for k, p in {"dot": dot,
+                                                                   "atan2": atan2}.items()):
+            assert outcome["status"] == "pass", (key, outcome)
+    infinities = np.array([np.inf, -np.inf, 1.0], np.float32)
+    for k in range(3):
+        assert np.isinf(Perturb(k)(infinities)[:2]).all()

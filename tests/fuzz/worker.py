@@ -70,7 +70,7 @@ def run(program) -> dict:
     from numxla.compile import jit
     from numxla.tracer.shapes import parse_layout
 
-    from .compare import NOISE_RUNS, Perturb, mismatch
+    from .compare import NOISE_RUNS, Perturb, accumulation, mismatch
 
     def mark(phase: str) -> None:  # the runner reads where a crash happened off the log
         print(f"[fuzz] program {program.seed}: {phase}", file=sys.stderr, flush=True)
@@ -79,8 +79,11 @@ def run(program) -> dict:
     args = _arguments(program)
     try:
         want = _function(program)(*args)
-        noisy = [_function(program, noise=True, hook=Perturb(k))(*_arguments(program))
-                 for k in range(NOISE_RUNS)]
+        noisy = []
+        for k in range(NOISE_RUNS):
+            with accumulation(k):
+                noisy.append(_function(program, noise=True, hook=Perturb(k))(
+                    *_arguments(program)))
     except Exception as e:  # noqa: BLE001 - every exception is a result
         return _failure("error", "reference", e)
     f = _function(program)
