@@ -22,7 +22,10 @@ compile, never a crash.
   carry a SHA-256 trailer (:func:`protect`); a data file's also covers its
   index key.  A file that fails the check, or that cannot be unpickled or
   rebuilt by LLVM, is deleted and counts as a miss: Numba compiles again
-  and rewrites it.  Garbage object code is never linked.  (Numba reads the
+  and rewrites it.  Garbage object code is never linked.  An entry is
+  stamped with Numba's stamp of its own file and with the helpers'
+  sources: editing a helper another file's helper calls makes the caller
+  compile again rather than serve code linked to the old callee.  (Numba reads the
   checked files too: ``pickle`` ignores the trailer.)
 * A directory that cannot be created or written (a file in the way, a
   read-only or full file system, deleted and not re-creatable) turns the
@@ -97,12 +100,17 @@ def _build_key() -> str:
         cpu = platform.machine()
     # Compiled graphs embed the kernel helpers' code, which Numba's index does
     # not track: a change to any of them must start a fresh cache.
+    parts = (NUMXLA_VERSION, numba.__version__, llvmlite.__version__,
+             platform.python_version(), cpu, platform.machine(), _helpers_digest())
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=1)
+def _helpers_digest() -> str:
+    """The SHA-256 of the kernel helpers' sources (``kernels/*.py``, ``extern.py``)."""
     kernels = Path(__file__).parent / "kernels"
     sources = sorted(kernels.glob("*.py")) + [Path(__file__).parent / "extern.py"]
-    helpers = hashlib.sha256(b"".join(p.read_bytes() for p in sources))
-    parts = (NUMXLA_VERSION, numba.__version__, llvmlite.__version__,
-             platform.python_version(), cpu, platform.machine(), helpers.hexdigest())
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
 
 
 def _root() -> str:
@@ -483,8 +491,10 @@ class _CheckedCache(FunctionCache):
 
     def __init__(self, cache: FunctionCache):  # takes over ``cache``'s state
         vars(self).update(vars(cache))
-        self._cache_file = _CheckedFile(cache._cache_path, self._impl.filename_base,
-                                        cache._cache_file._source_stamp)
+        # Numba stamps an entry with its own file only; a helper
+        # inlines or links helpers of other files, so their sources count too
+        stamp = (cache._cache_file._source_stamp, _helpers_digest())
+        self._cache_file = _CheckedFile(cache._cache_path, self._impl.filename_base, stamp)
 
     def _load_overload(self, sig, target_context):
         if not self._enabled:

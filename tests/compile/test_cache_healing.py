@@ -204,3 +204,13 @@ def test_a_cache_directory_lost_mid_run(tmp_path):
     out = run(tmp_path / "cache", MID_RUN)
     assert out["ok"] == [True] * 6 and out["recreated"] and not out["disk"]
     assert len(out["warnings"]) == 1
+
+
+def test_helper_entries_are_stamped_with_every_helper_source():
+    # a helper's compiled code links the helpers it calls from other files:
+    # its cache entry must go stale when any of their sources changes
+    from numxla.compile import cache
+    from numxla.compile.kernels import blas
+    assert cache.protect(blas.dot_blas_call)
+    stamp = blas.dot_blas_call._cache._cache_file._source_stamp
+    assert stamp[1] == cache._helpers_digest()
