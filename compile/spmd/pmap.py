@@ -1,10 +1,12 @@
-"""``pmap``: one compiled graph run on N replicas, one thread each (or one
-MPI rank each: ``spmd/mpi.py``), whose collectives exchange data at a
-rendezvous (``spmd/rendezvous.py``).  The compiled code between collectives
+"""``pmap``: one compiled graph run on N replicas, one thread each (or on
+MPI ranks, one or several replicas per rank: ``spmd/mpi.py``,
+``spmd/hybrid.py``), whose collectives exchange data at a rendezvous
+(``spmd/rendezvous.py``).  The compiled code between collectives
 runs without the GIL (Numba ``nogil``), so replicas compute in parallel.
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any, Callable, NamedTuple, Sequence
@@ -82,7 +84,8 @@ class PmappedFunction:
 
     def __init__(self, fn: Callable[..., Any], axis_name: str | None, num_replicas: int | None,
                  backend: str, timeout: float, num_partitions: int = 1, in_axes: Any = 0,
-                 out_axes: Any = 0, global_arguments: bool = False):
+                 out_axes: Any = 0, global_arguments: bool = False,
+                 local_devices: int | None = None):
         if isinstance(num_partitions, bool) or not isinstance(num_partitions, int) or \
                 num_partitions < 1:
             raise ValueError(f"pmap: num_partitions must be a positive int, got "
@@ -95,12 +98,16 @@ class PmappedFunction:
         self.comm = mpi_world() if backend == "mpi" else None
         # the number of processes: replicas x partitions, one per slice of the leading axis
         self.num_processes = None if num_replicas is None else num_replicas * num_partitions
+        # MPI: processes per rank (threads), the same on every rank
+        self.local = local_device_count() if local_devices is None else local_devices
+        if isinstance(self.local, bool) or not isinstance(self.local, int) or self.local < 1:
+            raise ValueError(f"pmap: local_devices must be a positive int, got {self.local!r}")
         if self.comm is not None:
-            if self.num_processes not in (None, self.comm.size):
+            if self.num_processes not in (None, self.comm.size * self.local):
                 raise ValueError(f"pmap(backend='mpi'): num_replicas={num_replicas} x "
                                  f"num_partitions={num_partitions} but there are "
-                                 f"{self.comm.size} MPI ranks (one process per rank)")
-            self.num_processes = self.comm.size
+                                 f"{self.comm.size} MPI ranks x {self.local} local devices")
+            self.num_processes = self.comm.size * self.local
         self.timeout = timeout
         # MPI: every rank passes (and gets back) only its own replica's slices,
         # unless global_arguments (every rank passes and gets everything)
@@ -179,33 +186,46 @@ class PmappedFunction:
         n, per_replica, tree = self._split(args)
         program = self._program(n, tree, per_replica[0])
         run = self._run_mpi if self.comm is not None else self._run_threads
-        try:  # one pool per concurrent call, kept between calls: no fresh buffers
-            shared = self._shared_pools.pop()
-        except IndexError:
-            shared = {}
-        try:
-            results = run(program, n, per_replica, shared)
-        except _ReplicasLeftRunning as stuck:
-            shared = None  # still in use by the replicas left running: never reused
-            raise stuck.error from None
-        finally:
-            if shared is not None:
-                self._shared_pools.append(shared)
+        results = self._pooled(lambda shared: run(program, n, per_replica, shared))
         # out_axes None: the value is the same on every process (JAX's promise): one's
         stacked = [np.asarray(results[0][j]) if d is None else
                    np.stack([np.asarray(results[i][j]) for i in range(n)], axis=d)
                    for j, d in enumerate(program.out_dims)]
         return program.compiled.graph.out_tree.unflatten(stacked)
 
+    def _pooled(self, run: Callable[[dict], Any]) -> Any:
+        """``run(shared)`` with a pool of AllReduce results: one pool per
+        concurrent call, kept between calls (no fresh buffers), except one
+        that replicas left running still use."""
+        try:
+            shared = self._shared_pools.pop()
+        except IndexError:
+            shared = {}
+        try:
+            return run(shared)
+        except _ReplicasLeftRunning as stuck:
+            shared = None
+            raise stuck.error from None
+        finally:
+            if shared is not None:
+                self._shared_pools.append(shared)
+
     def _run_threads(self, program: _Program, n: int, per_replica: list, shared: dict
                      ) -> list:
-        compiled = program.compiled
         rendezvous = Rendezvous(self._grid(n), self.timeout, shared)
+        return self._in_threads(program.compiled, per_replica, rendezvous)
+
+    def _in_threads(self, compiled: Compiled, per_replica: list, rendezvous: Any,
+                    first: int = 0) -> list:
+        """Replicas ``first, first + 1, ...`` (one per entry of
+        ``per_replica``), one thread each: their results."""
+        n = len(per_replica)
         results: list[Any] = [None] * n
         errors: list[BaseException | None] = [None] * n
-        threads = [threading.Thread(target=_run_process, daemon=True, name=f"replica-{i}",
-                                    args=(compiled, per_replica[i], rendezvous, i, results,
-                                          errors))
+        threads = [threading.Thread(target=_run_process, daemon=True,
+                                    name=f"replica-{first + i}",
+                                    args=(compiled, per_replica[i], rendezvous, first + i,
+                                          results, errors, i))
                    for i in range(n)]
         for t in threads:
             t.start()
@@ -226,53 +246,58 @@ class PmappedFunction:
         return results
 
     def _run_mpi(self, program: _Program, n: int, per_replica: list, shared: dict) -> list:
-        """This rank runs its replica; every rank gets every replica's results
+        """This rank runs its replicas; every rank gets every replica's results
         that are stacked (``out_dims`` not None), its own of the others."""
-        own = self._run_own(program, n, per_replica[self.comm.rank], shared)
+        first = self.comm.rank * self.local
+        own = self._run_rank(program, n, per_replica[first:first + self.local], shared)
         dims = program.out_dims
-        gathered = self.comm.allgather([r for r, d in zip(own, dims) if d is not None])
-        return [[next(parts) if d is not None else r for r, d in zip(own, dims)]
-                for parts in map(iter, gathered)]
+        gathered = self.comm.allgather([[r for r, d in zip(res, dims) if d is not None]
+                                        for res in own])
+        return [[next(parts) if d is not None else r for r, d in zip(own[0], dims)]
+                for parts in map(iter, (p for part in gathered for p in part))]
 
-    def _run_own(self, program: _Program, n: int, leaves: list, shared: dict) -> list:
-        """This rank's replica of an ``n``-process run: its results."""
+    def _run_rank(self, program: _Program, n: int, own: list, shared: dict) -> list:
+        """This rank's replicas of an ``n``-process run (``own``: each one's
+        argument leaves): their results, one thread each when several."""
+        from .hybrid import RankThreads
         from .mpi import MPIRendezvous
-        rank = self.comm.rank
         rendezvous = MPIRendezvous(self.comm, self._grid(n), self.timeout, shared,
-                                   program.messages)
-        results: list[Any] = [None]
-        errors: list[BaseException | None] = [None]
-        _run_process(program.compiled, leaves, rendezvous, rank, results, errors, slot=0)
-        if errors[0] is not None:
-            raise errors[0]
-        return [np.asarray(r) for r in results[0]]
+                                   program.messages, local=len(own))
+        if len(own) > 1:
+            results = self._in_threads(program.compiled, own, RankThreads(rendezvous),
+                                       first=rendezvous.base)
+        else:
+            results, errors = [None], [None]
+            _run_process(program.compiled, own[0], rendezvous, rendezvous.base, results,
+                         errors, slot=0)
+            if errors[0] is not None:
+                raise errors[0]
+        return [[np.asarray(r) for r in res] for res in results]
 
     def _call_local(self, args: tuple) -> Any:
         """MPI with local shards (JAX's multi-process convention): the mapped
-        arguments carry this rank's replica only (leading size 1 on their
-        mapped axis), the results are this rank's (``out_axes=None`` ones
-        the value every replica has)."""
+        arguments carry this rank's replicas only (their mapped axes of size
+        ``local_devices``), the results are this rank's (``out_axes=None``
+        ones the value every replica has)."""
         arrays, axes, tree = self._mapped(args)
-        n, rank = self.comm.size, self.comm.rank
-        local = {a.shape[d] for a, d in zip(arrays, axes) if d is not None}
-        if local - {1}:
-            raise ValueError(f"pmap(backend='mpi'): rank {rank} passed mapped axes of sizes "
-                             f"{sorted(local)}; each rank passes its own replica's slice "
-                             f"(size 1; global_arguments=True takes the whole batch on "
-                             f"every rank)")
-        own = [a if d is None else np.take(a, 0, axis=d) for a, d in zip(arrays, axes)]
+        sizes = {a.shape[d] for a, d in zip(arrays, axes) if d is not None}
+        if sizes - {self.local}:
+            raise ValueError(f"pmap(backend='mpi'): rank {self.comm.rank} passed mapped axes "
+                             f"of sizes {sorted(sizes)}; each rank passes its own replicas' "
+                             f"slices (size local_devices={self.local}; global_arguments=True "
+                             f"takes the whole batch on every rank)")
+        own = [[a if d is None else np.take(a, j, axis=d) for a, d in zip(arrays, axes)]
+               for j in range(self.local)]
         self._agree(tree, arrays)
-        program = self._program(n, tree, own)
-        try:
-            shared = self._shared_pools.pop()
-        except IndexError:
-            shared = {}
-        try:
-            results = self._run_own(program, n, own, shared)
-        finally:
-            self._shared_pools.append(shared)
+        n = self.num_processes
+        if n % self.num_partitions:
+            raise ValueError(f"pmap: {n} processes do not split into num_partitions="
+                             f"{self.num_partitions} partitions")
+        program = self._program(n, tree, own[0])
+        results = self._pooled(lambda shared: self._run_rank(program, n, own, shared))
         return program.compiled.graph.out_tree.unflatten(
-            [r if d is None else np.expand_dims(r, d) for r, d in zip(results, program.out_dims)])
+            [results[0][j] if d is None else np.stack([r[j] for r in results], axis=d)
+             for j, d in enumerate(program.out_dims)])
 
     def _agree(self, tree: pytree.TreeDef, arrays: list[np.ndarray]) -> None:
         """Every rank checks that all ranks call with the same structure,
@@ -285,10 +310,16 @@ class PmappedFunction:
                              f"arguments ({lines})")
 
 
+def local_device_count() -> int:
+    """Replicas per MPI rank by default: ``NUMXLA_DEVICE_COUNT`` (as XLA's
+    ``--xla_force_host_platform_device_count``, devices per process), else 1."""
+    return max(1, int(os.environ.get("NUMXLA_DEVICE_COUNT", "1")))
+
+
 def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
          num_replicas: int | None = None, backend: str = "threads", timeout: float = 60.0, *,
          num_partitions: int = 1, in_axes: Any = 0, out_axes: Any = 0,
-         global_arguments: bool = False) -> Any:
+         global_arguments: bool = False, local_devices: int | None = None) -> Any:
     """JAX's ``pmap``: ``fn`` compiled once and run on ``num_replicas``
     replicas (default: the size of the arguments' mapped axis), replica ``i``
     getting slice ``i`` of every argument; results stacked along a new
@@ -303,13 +334,15 @@ def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
     between replicas, and ``axis_name`` binds the JAX-style spellings
     (``psum``, ``pmean``, ``pmax``, ``pmin``, ``ppermute``, ``axis_index``,
     ``all_gather``, ``all_to_all`` of ``primitives``).  ``backend="threads"``:
-    one thread per replica in this process.  ``backend="mpi"``: one replica
-    per MPI rank (``mpiexec -n N``), in JAX's multi-process convention: each
-    rank passes only its own replica's slice (mapped axes of size 1) and
-    gets back its own results (``out_axes=None`` ones whole); a rank whose
-    arguments' shapes differ from the others' raises on every rank.
-    ``global_arguments=True``: every rank passes the same global arguments
-    and gets every stacked result.
+    one thread per replica in this process.  ``backend="mpi"``: MPI ranks
+    (``mpiexec -n N``) of ``local_devices`` replicas each (threads; default
+    ``local_device_count()``, ``NUMXLA_DEVICE_COUNT`` or 1), rank ``r``
+    running replicas ``r*L .. r*L+L-1``, in JAX's multi-process convention:
+    each rank passes only its own replicas' slices (mapped axes of size
+    ``L``) and gets back its own results (``out_axes=None`` ones whole); a
+    rank whose arguments' shapes differ from the others' raises on every
+    rank.  ``global_arguments=True``: every rank passes the same global
+    arguments and gets every stacked result.
     ``timeout``: seconds a replica waits at a collective for the others
     before the run fails with a ``CollectiveError``.
 
@@ -322,8 +355,8 @@ def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
     if fn is None:
         return lambda f: pmap(f, axis_name, num_replicas, backend, timeout,
                               num_partitions=num_partitions, in_axes=in_axes, out_axes=out_axes,
-                              global_arguments=global_arguments)
+                              global_arguments=global_arguments, local_devices=local_devices)
     if backend not in ("threads", "mpi"):
         raise ValueError(f"pmap: unknown backend {backend!r} (available: 'threads', 'mpi')")
     return PmappedFunction(fn, axis_name, num_replicas, backend, float(timeout), num_partitions,
-                           in_axes, out_axes, global_arguments)
+                           in_axes, out_axes, global_arguments, local_devices)

@@ -1,10 +1,12 @@
 """Run by tests/compile/test_pmap_mpi.py under ``mpiexec -n N``: every
 collective through pmap's MPI backend against the reference semantics,
 axis-name spellings, send/recv by channel, and faults that must end every
-rank with an error.
+rank with an error; under ``-n 2`` also 2 replicas per rank (4 replicas:
+threads in a rank, MPI between), against the same program on 4 threads.
 Prints ``OK rank <r>`` when everything held on that rank."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -41,7 +43,7 @@ def main() -> None:
     assert (numxla.process_index(), numxla.process_count()) == (rank, n)
 
     # local shards in, local results out (JAX's multi-process convention)
-    v = rng.standard_normal((n, 4))
+    v = rng.standard_normal((n, 4)).astype(np.float32)
     s, mx, idx = pmap(lambda a: (lax.psum(a, "i"), lax.pmax(a, "i"), lax.axis_index("i")),
                       axis_name="i", backend="mpi")(mine(v))
     assert s.shape == (1, 4) and np.allclose(s, v.sum(0)) and np.array_equal(mx, [v.max(0)])
@@ -61,7 +63,7 @@ def main() -> None:
     try:
         pmap(lambda a: a, backend="mpi")(v)   # the global batch without global_arguments
     except ValueError as error:
-        assert "each rank passes its own replica's slice" in str(error), error
+        assert "each rank passes its own replicas' slices" in str(error), error
     else:
         raise AssertionError("a global argument was taken as a local shard")
 
@@ -132,14 +134,93 @@ def main() -> None:
 
     se.register_custom_call_target("mpi_boom", boom)
     try:
-        pmap(lambda a: lax.psum(lax.custom_call("mpi_boom", [a], result_shapes="f64[4]"), "i"),
+        pmap(lambda a: lax.psum(lax.custom_call("mpi_boom", [a], result_shapes="f32[4]"), "i"),
              axis_name="i", backend="mpi", timeout=30)(mine(v))
     except (CollectiveError, ValueError) as error:
         assert "replica data rejected" in str(error), error
     else:
         raise AssertionError("a failing rank did not end the run")
+    if n == 2:
+        replicas_per_rank(rank)
     comm.Barrier()
     print(f"OK rank {rank}", flush=True)
+
+
+def replicas_per_rank(rank: int) -> None:
+    """2 replicas on each of 2 ranks (``NUMXLA_DEVICE_COUNT=2``): every
+    collective, grouped every way, the same as 4 replicas on threads."""
+    import numxla
+    os.environ["NUMXLA_DEVICE_COUNT"] = "2"
+    assert (numxla.local_device_count(), numxla.device_count()) == (2, 4)
+    assert [d.id for d in numxla.local_devices()] == [2 * rank, 2 * rank + 1]
+
+    def mine(a):
+        return a[2 * rank:2 * rank + 2]
+
+    rng = np.random.default_rng(9)   # the same global values on every rank
+    for groups in _groups(4):        # all in one group, pairs within a rank, across ranks
+        size = 4 if groups is None else len(groups[0])
+        x = rng.integers(-20, 20, (4, 3, 2)).astype(np.float32)   # exact in any order
+        y = rng.integers(-50, 50, (4, 2 * size, size)).astype(np.int32)
+        fn = _program(4, groups)
+        got = pmap(fn, backend="mpi", timeout=60)(mine(x), mine(y))
+        on_threads = pmap(fn, timeout=60)(x, y)
+        for g, w, t in zip(got, _reference(fn, [x, y]), on_threads):
+            assert g.dtype == w.dtype and np.array_equal(g, mine(w)), (groups, g, w)
+            assert np.array_equal(g, mine(t)), (groups, g, t)
+
+    def spellings(a):
+        return (lax.psum(a, "i"), lax.pmean(a, "i"), lax.pmax(a, "i"), lax.pmin(a, "i"),
+                lax.ppermute(a, "i", [(0, 3), (3, 1), (1, 2), (2, 0)]), lax.axis_index("i"),
+                lax.all_gather(a, "i"), lax.all_to_all(a, "i", 0, 0, tiled=True))
+    v = rng.integers(-20, 20, (4, 4)).astype(np.float32)
+    for g, t in zip(pmap(spellings, axis_name="i", backend="mpi")(mine(v)),
+                    pmap(spellings, axis_name="i")(v)):
+        assert np.array_equal(g, mine(t)), (g, t)
+    # floats in any order: the replicas of both ranks hold the same bits
+    f = rng.standard_normal((4, 1000)).astype(np.float32)
+    mean = pmap(lambda a: lax.pmean(a, "i"), axis_name="i", backend="mpi")(mine(f))
+    assert np.allclose(mean, f.mean(0), atol=1e-6) and np.array_equal(mean[0], mean[1])
+    from mpi4py import MPI
+    every = MPI.COMM_WORLD.allgather(mean[0])
+    assert np.array_equal(every[0], every[1])
+
+    r = rng.integers(-9, 9, (4, 3)).astype(np.float32)   # messages within and across ranks
+    for g, w in zip(pmap(_ring_program(4), backend="mpi", timeout=60)(mine(r)),
+                    _ring_reference(r)):
+        assert np.array_equal(g, mine(w)), (g, w)
+    p = rng.integers(-20, 20, (4, 3)).astype(np.float32)  # 2 replicas x 2 partitions
+    got = pmap(_partition_program, backend="mpi", num_partitions=2, timeout=60)(mine(p))
+    want = lax.run_replicated(_partition_program, list(p), num_replicas=2, num_partitions=2)
+    for j, g in enumerate(got):
+        assert np.array_equal(g, np.stack([np.asarray(w[j]) for w in mine(want)])), j
+    s, idx = pmap(lambda a: (lax.psum(a, "i"), lax.axis_index("i")), axis_name="i",
+                  backend="mpi", global_arguments=True)(v)
+    assert np.array_equal(s, np.broadcast_to(v.sum(0), v.shape)) and np.array_equal(idx, range(4))
+
+    from numxla.primitives import side_effects as se
+
+    def boom(a):   # replica 3 only: rank 1's second thread
+        if a[0] == 3:
+            raise ValueError("replica 3 rejected its data")
+        return a
+
+    se.register_custom_call_target("mpi_boom_3", boom)
+    try:
+        pmap(lambda a: lax.psum(lax.custom_call("mpi_boom_3", [a], result_shapes="f32[4]"),
+                                "i"), axis_name="i", backend="mpi", timeout=30)(
+            mine(np.repeat(np.arange(4, dtype=np.float32)[:, None], 4, 1)))
+    except (CollectiveError, ValueError) as error:
+        assert "replica 3 rejected its data" in str(error), error
+    else:
+        raise AssertionError("a failing replica did not end the run")
+    try:
+        pmap(lambda a: a, backend="mpi")(v[:1])
+    except ValueError as error:
+        assert "size local_devices=2" in str(error), error
+    else:
+        raise AssertionError("one slice was taken for a rank of 2 replicas")
+    del os.environ["NUMXLA_DEVICE_COUNT"]
 
 
 if __name__ == "__main__":
