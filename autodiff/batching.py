@@ -82,14 +82,17 @@ class BatchInterpreter(Interpreter):
 
 
 def batch_flat(fn: Callable[..., Sequence[Any]], args: Sequence[Any],
-               dims: Sequence[int | None], size: int) -> tuple[list[Any], list[int | None]]:
+               dims: Sequence[int | None], size: int, axis_name: Any = None
+               ) -> tuple[list[Any], list[int | None]]:
     """``fn`` run batched on flat ``args`` (batched at ``dims``, ``None``: not
     batched) by the current interpreter: its results and where their batch
-    dimensions are (``None`` for results that do not depend on the batch)."""
+    dimensions are (``None`` for results that do not depend on the batch).
+    ``axis_name`` names the batch axis for collectives (``named_axes``)."""
+    from .named_axes import axis_bound
     interp = BatchInterpreter(size)
     tracers = [a if d is None else BatchTracer(interp, a, d) for a, d in zip(args, dims)]
     try:
-        with set_interpreter(interp):
+        with set_interpreter(interp), axis_bound(axis_name, interp):
             outs = list(fn(*tracers))
     finally:
         interp.active = False
@@ -98,12 +101,13 @@ def batch_flat(fn: Callable[..., Sequence[Any]], args: Sequence[Any],
 
 
 def vmap_flat(fn: Callable[..., Sequence[Any]], args: Sequence[Any],
-              in_dims: Sequence[int | None], out_dims: Any, size: int) -> list[Any]:
+              in_dims: Sequence[int | None], out_dims: Any, size: int,
+              axis_name: Any = None) -> list[Any]:
     """``fn`` mapped over flat ``args`` (batched at ``in_dims``); results
     batched at ``out_dims``: an int, ``None`` (results must not depend on the
     batch), a list with one entry per result, or a callable giving that list
     once ``fn`` has run."""
-    outs, dims = batch_flat(fn, args, in_dims, size)
+    outs, dims = batch_flat(fn, args, in_dims, size, axis_name)
     if callable(out_dims):
         out_dims = out_dims()
     if not isinstance(out_dims, (list, tuple)):
@@ -124,10 +128,14 @@ def vmap_flat(fn: Callable[..., Sequence[Any]], args: Sequence[Any],
 
 
 def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
-         axis_size: int | None = None) -> Callable[..., Any]:
+         axis_name: Any = None, axis_size: int | None = None,
+         spmd_axis_name: Any = None) -> Callable[..., Any]:
     """JAX's ``vmap``: ``fn`` mapped over axis ``in_axes`` of its arguments
     (an int, ``None``, or a tuple with a prefix pytree per positional
-    argument), results stacked at ``out_axes``."""
+    argument), results stacked at ``out_axes``.  ``axis_name`` names the
+    mapped axis for collectives inside ``fn`` (``lax.psum(x, name)``...)."""
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
 
     def mapped(*args: Any) -> Any:
         leaves, tree = pytree.flatten(args)
@@ -165,7 +173,7 @@ def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
 
         outs = vmap_flat(flat_fn, leaves, canon,
                          lambda: pytree.axes_for_leaves(out_axes, box["out"], "vmap", "out_axes"),
-                         sizes.pop())
+                         sizes.pop(), axis_name)
         return box["tree"].unflatten(outs)
 
     mapped.__name__ = f"vmap_{getattr(fn, '__name__', 'fn')}"

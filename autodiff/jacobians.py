@@ -61,10 +61,22 @@ def _assemble(blocks: list[list[Any]], out_tree: pytree.TreeDef, in_tree: pytree
     return out_tree.unflatten([per_output(row) for row in blocks])
 
 
-def jacfwd(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def _aux_jacobian(jac: Callable[..., Any], fn: Callable[..., Any],
+                  argnums: int | Sequence[int]) -> Callable[..., Any]:
+    """``has_aux``: ``fn`` returns ``(out, aux)``; the result is ``(jacobian of
+    out, aux)``, aux from a plain call of ``fn`` (no transform sees it)."""
+    def jacobian(*args: Any) -> Any:
+        return jac(lambda *a: fn(*a)[0], argnums)(*args), fn(*args)[1]
+    return jacobian
+
+
+def jacfwd(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``fn`` with respect to argument(s) ``argnums`` (arrays
     or pytrees of them), by forward mode: one ``jvp`` per input basis
     vector, batched by ``vmap``."""
+    if has_aux:
+        return _aux_jacobian(jacfwd, fn, argnums)
     def jacobian(*args: Any) -> Any:
         of_leaves, leaves, in_tree, single = _flat_problem(fn, args, argnums)
         columns, out_tree = [], None
@@ -85,10 +97,13 @@ def jacfwd(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable
     return jacobian
 
 
-def jacrev(fn: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def jacrev(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``fn`` with respect to argument(s) ``argnums`` (arrays
     or pytrees of them), by reverse mode: one VJP per output basis vector,
     batched by ``vmap``."""
+    if has_aux:
+        return _aux_jacobian(jacrev, fn, argnums)
     def jacobian(*args: Any) -> Any:
         of_leaves, leaves, in_tree, single = _flat_problem(fn, args, argnums)
         out, vjp_fn = vjp(of_leaves, *leaves)

@@ -234,6 +234,7 @@ def _buffer_converter(aval: AbstractValue) -> Callable[[Any], Any]:
 
 # NumPy arrays and eager results: buffers as they are
 _PLAIN_ARRAYS = (np.ndarray, EagerArray)
+_DISABLED = False  # set by numxla.disable_jit()
 
 
 def _leaf_key(x: Any) -> Any:
@@ -435,13 +436,15 @@ class JittedFunction:
         return compiled
 
     def _is_tiered(self) -> bool:
-        return self.tiered if self.tiered is not None else tier_mode() == "tiered"
+        return self.tiered if self.tiered is not None else tier_mode() in ("tiered", "reference")
 
     def _start_tiers(self, graph: Graph, out_shapes: list[Shape]) -> TieredProgram:
         """A program served by tier 0 until its compiled code is ready: built
         on a background thread, which loads what the disk cache holds and has
         the rest compiled by worker processes."""
         program = TieredProgram(graph, out_shapes, self.__name__)
+        if self.tiered is None and tier_mode() == "reference":
+            return program  # tier 0 only: nothing compiled
         compile_in_background(lambda: Compiled(graph, out_shapes, load_code=False), program,
                               lambda c: self._replace(program, c))
         return program
@@ -455,6 +458,8 @@ class JittedFunction:
                         cache[key] = compiled
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _DISABLED:  # inside numxla.disable_jit(): run the Python function eagerly
+            return self.fn(*args, **kwargs)
         if not kwargs and not self._has_static:
             # the common case: positional NumPy arrays only
             key = tuple([(a.dtype, a.shape) if type(a) in _PLAIN_ARRAYS else _NO_KEY
@@ -513,9 +518,16 @@ class _OutputTree:
         return str(self.tree)
 
 
+# JAX's jit options that change nothing here (buffers are never donated, there
+# is one CPU device and no sharding): accepted so JAX programs run unchanged
+_JAX_ONLY_OPTIONS = ("donate_argnums", "donate_argnames", "inline", "backend", "device",
+                     "keep_unused", "abstracted_axes", "compiler_options", "in_shardings",
+                     "out_shardings")
+
+
 def jit(fn: Callable | None = None, *, static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None, in_layouts: Any = None,
-        out_layouts: Any = None, tiered: bool | None = None) -> Any:
+        out_layouts: Any = None, tiered: bool | None = None, **jax_options: Any) -> Any:
     """Compile ``fn`` with Numba, once per abstract signature.
 
     ``tiered`` (default: ``NUMXLA_TIERED``, on unless it is ``0``): the first
@@ -529,7 +541,12 @@ def jit(fn: Callable | None = None, *, static_argnums: int | Sequence[int] | Non
     (``"f32[3,5]{0,1:T(2,2)}"``) or a ``minor_to_major`` tuple — giving the
     layout the compiled code reads that argument in.  ``out_layouts``: the
     same, one per output leaf.  Usable as ``@jit`` or ``@jit(static_argnums=1)``.
+    JAX's ``donate_argnums``, ``inline``, ``backend``, ``device``... are accepted
+    and change nothing.
     """
+    unknown = set(jax_options) - set(_JAX_ONLY_OPTIONS)
+    if unknown:
+        raise TypeError(f"jit() got unexpected keyword argument(s) {sorted(unknown)}")
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, in_layouts=in_layouts,

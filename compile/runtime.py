@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from numxla.tracer.core import OPERATOR_NAMES, AbstractValue, abstractify, to_numpy
+from numxla.tracer.core import (OPERATOR_NAMES, AbstractValue, abstractify, array_repr, eager_getitem,
+                                operator_ufunc, to_numpy)
 from numxla.tracer.shapes import (Layout, PrimitiveType, Shape, bf16_to_f32, from_physical, parse_layout,
                            to_physical)
 
@@ -112,7 +113,11 @@ class Array:
         return out
 
     def __repr__(self) -> str:
-        return f"Array({self.values()!r}, shape={self.xla_shape})"
+        """JAX's ``Array([...], dtype=...)``; a layout other than the default is shown."""
+        bf16 = self.xla_shape.element_type is PrimitiveType.BF16
+        default = self.layout == Layout.default(self.ndim)
+        return array_repr(self.values(), "bfloat16" if bf16 else None,
+                          "" if default else f", shape={self.xla_shape}")
 
     def __str__(self) -> str:
         return str(self.values())
@@ -147,7 +152,12 @@ class Array:
         return bool(self.values())  # NumPy's rule: one element, else ValueError
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """NumPy functions see the logical values (bf16 as f32), never raw words."""
+        """NumPy's operator ufuncs compute as the operators do (JAX's promotion:
+        ``np.float64(2) * x`` is f32 without x64); other NumPy functions see the
+        logical values (bf16 as f32), never raw words."""
+        routed = operator_ufunc(ufunc, method, inputs, kwargs)
+        if routed is not NotImplemented:
+            return routed
         inputs = tuple(x.values() if isinstance(x, Array) else x for x in inputs)
         if "out" in kwargs:
             kwargs["out"] = tuple(x.values() if isinstance(x, Array) else x
@@ -155,10 +165,16 @@ class Array:
         return getattr(ufunc, method)(*inputs, **kwargs)
 
     def __getitem__(self, index):
-        return self.values()[index]
+        """NumPy's indexing of the values, as an eager array (a traced index traces)."""
+        if self.xla_shape.element_type is PrimitiveType.BF16:
+            from numxla.tracer.core import OPERATORS
+            return OPERATORS["__getitem__"](self, index)
+        return eager_getitem(np.asarray(self), index, self)
 
     def __iter__(self):
-        return iter(self.values())
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
 
     def __getattr__(self, name: str) -> Any:
         """The array methods of the op set (``.sum()``, ``.T``, ``.reshape``...)."""
@@ -194,7 +210,9 @@ class Array:
 
 def _operator(name: str):
     def method(self, *args):
-        from numxla.tracer.core import OPERATORS
+        from numxla.tracer.core import OPERATORS, is_operand
+        if args and not is_operand(args[0]):
+            return NotImplemented  # Python asks the other operand (e.g. pytest.approx)
         return OPERATORS[name](self, *args)
     method.__name__ = name
     return method

@@ -220,11 +220,13 @@ def compile_in_background(build: Callable[[], Any], program: TieredProgram,
 
 def tier_mode() -> str:
     """``NUMXLA_TIERED``: ``"tiered"`` (the default), ``"compiled"`` (``0``: wait
-    for the compiled program) or ``"check"``: wait for it, and check every
-    call's results against tier 0's (:class:`TierMismatch`)."""
+    for the compiled program), ``"check"``: wait for it, and check every
+    call's results against tier 0's (:class:`TierMismatch`), or
+    ``"reference"``: tier 0 only, nothing compiled (to debug a program, or
+    test what it computes without paying for Numba)."""
     value = os.environ.get("NUMXLA_TIERED", "1").strip().lower()
-    if value == "check":
-        return "check"
+    if value in ("check", "reference"):
+        return value
     return "compiled" if value in ("0", "false", "no", "off") else "tiered"
 
 

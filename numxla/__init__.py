@@ -26,14 +26,20 @@ import numxla.primitives as _lax
 import numxla.primitives.numpy as _jnp
 from numxla.autodiff import grad, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
 from numxla.autodiff.custom import checkpoint, custom_jvp, custom_vjp, remat
-from numxla.compile import Array, device_put, jit, pmap
+from numxla.compile import jit, pmap
 from numxla.primitives.side_effects import stop_gradient
 from numxla.tracer import pytree as _pytree
 from numxla.tracer.config import config
 
-from ._api import (ShapeDtypeStruct, block_until_ready, default_backend, device_count,
-                   device_get, devices, eval_shape, hessian, linearize, local_device_count,
-                   local_devices, make_jaxpr, process_count, process_index)
+from numxla.tracer.core import FLOAT0 as float0
+
+from ._api import (ShapeDtypeStruct, block_until_ready, checkpoint_policies, clear_caches,
+                   closure_convert, custom_gradient, default_backend, default_device,
+                   default_matmul_precision, device_count, device_get, device_put, devices,
+                   disable_jit, ensure_compile_time_eval, eval_shape, hessian, jacobian,
+                   linear_transpose, linearize, local_device_count, local_devices, make_jaxpr,
+                   named_call, named_scope, print_environment_info, process_count,
+                   process_index, pure_callback, typeof)
 
 # ``import numxla.numpy as jnp`` and ``numxla.lax``: the existing modules under JAX's names
 sys.modules[__name__ + ".numpy"] = _jnp
@@ -42,12 +48,15 @@ for _sub in ("linalg", "fft"):  # import numxla.numpy.linalg as la
     sys.modules[f"{__name__}.numpy.{_sub}"] = getattr(_jnp, _sub)
 numpy = _jnp
 lax = _lax
+# ``jax.Array``: the type of every numxla array (eager, compiled, traced), for isinstance
+Array = _jnp.ndarray
 
 tree_map: Callable[..., Any] = _pytree.tree_map
 tree_leaves = _pytree.tree_leaves
 tree_structure = _pytree.tree_structure
 
-_SUBMODULES = ("random", "nn", "tree_util", "tree", "debug", "scipy", "dtypes", "errors")
+_SUBMODULES = ("random", "nn", "tree_util", "tree", "debug", "scipy", "dtypes", "errors",
+               "example_libraries", "experimental", "typing", "ops", "flatten_util")
 
 
 def __getattr__(name: str) -> Any:
@@ -62,5 +71,9 @@ __all__ = ["jit", "grad", "value_and_grad", "vmap", "jvp", "vjp", "jacfwd", "jac
            "custom_vjp", "checkpoint", "remat", "config", "devices", "local_devices",
            "device_count", "local_device_count", "process_index", "process_count",
            "default_backend", "numpy", "lax", "tree_map", "tree_leaves", "tree_structure",
+           "jacobian", "linear_transpose", "pure_callback", "custom_gradient", "closure_convert",
+           "disable_jit", "ensure_compile_time_eval", "default_matmul_precision",
+           "default_device", "named_scope", "named_call", "typeof", "clear_caches",
+           "print_environment_info", "checkpoint_policies", "float0",
            *_SUBMODULES]
 del _np

@@ -298,7 +298,7 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
     else:
         shape = _shape(shape)
         _check_shape("normal", shape, mdims[:-1], cdims[:-2])
-    factor = lax.cholesky(cov, lower=True)
+    factor = xnp.linalg.cholesky(cov)  # symmetrized input, as jnp.linalg.cholesky (JAX)
     z = _normal_real(key, (*shape, n), dtype)
     return xnp.add(mean, xnp.einsum("...ij,...j->...i", factor, z))
 

@@ -23,9 +23,10 @@ def _target(key: Any, host: Callable[..., None]) -> str:
     return name
 
 
-def callback(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+def callback(fn: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs: Any) -> None:
     """Call ``fn(*args, **kwargs)`` on the host with the arrays' values, when
-    the program reaches this point (its result is ignored)."""
+    the program reaches this point (its result is ignored).  Calls always run
+    in program order (``ordered`` is accepted)."""
     leaves, tree = pytree.flatten((args, kwargs))
 
     def host(*values: Any) -> tuple:
@@ -35,8 +36,9 @@ def callback(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     custom_call(_target((fn, tree), host), leaves, [], has_side_effect=True)
 
 
-def print(fmt: str, *args: Any, **kwargs: Any) -> None:  # noqa: A001 (JAX's name)
-    """``print(fmt.format(*args, **kwargs))`` with the values, eagerly or compiled."""
+def print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:  # noqa: A001
+    """``print(fmt.format(*args, **kwargs))`` with the values, eagerly or compiled
+    (JAX's name; in program order, ``ordered`` or not)."""
     leaves, tree = pytree.flatten((args, kwargs))
 
     def host(*values: Any) -> tuple:

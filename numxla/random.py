@@ -371,3 +371,12 @@ from ._random_transforms import (cauchy, double_sided_maxwell, exponential,  # n
                                  geometric, laplace, logistic, lognormal, maxwell, pareto,
                                  rademacher, rayleigh, triangular, truncated_normal, wald,
                                  weibull_min)
+
+
+# Eager calls of a signature called more than once go through a cached jit (_random_eager).
+from ._random_eager import eager_jit as _eager_jit  # noqa: E402
+
+for _name in __all__:
+    if _name not in ("PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "clone"):
+        globals()[_name] = _eager_jit(globals()[_name])
+del _name

@@ -24,14 +24,16 @@ from .collectives import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .prefix_scan import *  # noqa: F401,F403
 from .composites import *  # noqa: F401,F403
+from .conv_shapes import *  # noqa: F401,F403
 from . import numpy  # noqa: F401  (defines the operators of traced values)
-from . import (batch_norm, collectives, composites, control_flow, dot_conv, elementwise, fft_linalg,
+from . import (batch_norm, collectives, composites, control_flow, conv_shapes, dot_conv, elementwise,
+               fft_linalg,
                indexing, prefix_scan, reductions, rng, shape_ops, side_effects, sorting, special,
                windows)
 
 _FAMILIES = (elementwise, shape_ops, reductions, windows, sorting, dot_conv, fft_linalg,
              batch_norm, indexing, control_flow, side_effects, rng, collectives, special,
-             prefix_scan, composites)
+             prefix_scan, composites, conv_shapes)
 
 
 def list_primitives() -> list[str]:

@@ -615,6 +615,9 @@ def all_gather(operand: Any, all_gather_dimension: int | str, shard_count: int |
     pmap axis name stacks every replica's ``x`` along a new dimension
     ``axis`` (concatenates along ``axis`` with ``tiled``)."""
     if isinstance(all_gather_dimension, str):
+        out = _named("all_gather", operand, all_gather_dimension, axis=axis, tiled=tiled)
+        if out is not NotImplemented:
+            return out
         n = _axis_size("all_gather", all_gather_dimension)
 
         def gather(leaf):
@@ -781,8 +784,18 @@ def _axis_size(op: str, axis_name: str) -> int:
     return size
 
 
+def _named(op: str, x: Any, axis_name: Any, **params: Any) -> Any:
+    """The collective over a ``vmap`` axis named ``axis_name``, or NotImplemented
+    (autodiff builds on this package: imported when called)."""
+    from numxla.autodiff.named_axes import named_collective
+    return named_collective(op, x, axis_name, **params)
+
+
 def _over_axis(op: str, computation: Callable[..., Any]) -> Callable[[Any, str], Any]:
-    def fn(x: Any, axis_name: str) -> Any:
+    def fn(x: Any, axis_name: str, *, axis_index_groups: Any = None) -> Any:
+        out = _named(op, x, axis_name)
+        if out is not NotImplemented:
+            return out
         _axis_size(op, axis_name)
         leaves, tree = pytree.flatten(x)
         if not leaves:
@@ -800,20 +813,29 @@ pmax = _over_axis("pmax", lax_max)
 pmin = _over_axis("pmin", lax_min)
 
 
-def pmean(x: Any, axis_name: str) -> Any:
+def pmean(x: Any, axis_name: str, *, axis_index_groups: Any = None) -> Any:
     """JAX's ``pmean``: ``psum`` divided by the number of replicas."""
+    out = _named("pmean", x, axis_name)
+    if out is not NotImplemented:
+        return out
     n = _axis_size("pmean", axis_name)
     return pytree.tree_map(lambda leaf: div(leaf, n), psum(x, axis_name))
 
 
 def ppermute(x: Any, axis_name: str, perm: Sequence[Sequence[int]]) -> Any:
     """JAX's ``ppermute``: a CollectivePermute by ``(source, target)`` replica pairs."""
+    out = _named("ppermute", x, axis_name, perm=perm)
+    if out is not NotImplemented:
+        return out
     _axis_size("ppermute", axis_name)
     return pytree.tree_map(lambda leaf: collective_permute(leaf, perm), x)
 
 
 def axis_index(axis_name: str) -> Any:
     """JAX's ``axis_index``: this replica's index along the pmap axis (``s32``)."""
+    out = _named("axis_index", None, axis_name)
+    if out is not NotImplemented:
+        return out
     _axis_size("axis_index", axis_name)
     return convert_element_type(replica_id(), PT.S32)
 

@@ -44,7 +44,7 @@ from numxla.tracer.shapes import PrimitiveType as PT
 
 from ._subgraph import Computation, scalar_avals, trace_computation
 from ._util import as_int_tuple
-from .elementwise import add, lt, promote
+from .elementwise import add, convert_element_type, lt, promote
 
 __all__ = ["while_loop", "fori_loop", "cond", "switch", "conditional", "scan", "call", "map",
            "map_sequential"]
@@ -216,7 +216,8 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     return tree.unflatten(outs)
 
 
-def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any, *,
+              unroll: int | bool | None = None) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)`` (``lower`` and
     ``upper`` promote to one integer type).  As in JAX, concrete bounds (Python
     or NumPy integers, not traced values) make a ``scan`` of static length
@@ -229,6 +230,10 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
                              aval)
     static = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
     length = max(int(upper) - int(lower), 0) if static else 0
+    if all(type(b) is int and -2 ** 31 <= b < 2 ** 31 for b in (lower, upper)):
+        # Python ints: an s32 index (JAX's is a weakly typed int, which an s32
+        # carry or operand does not widen, as an s32 index does not)
+        lower, upper = np.int32(lower), np.int32(upper)
     lower, upper = promote(lower, upper)
 
     if static:
@@ -344,6 +349,11 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     branches = list(branches)
     if not branches:
         raise ShapeError("switch", "branches must hold at least one function")
+    aval = abstractify(index)
+    if aval.ndim == 0 and aval.element_type.is_integral and aval.element_type is not PT.S32:
+        # any integer scalar (a Python int is s64 with x64), as JAX converts it
+        index = (np.int32(max(min(index, 2 ** 31 - 1), -2 ** 31)) if isinstance(index, int)
+                 else convert_element_type(index, PT.S32))
     _check_selector("switch", index, PT.S32, "index")
     return _conditional("switch", index, branches, [operands] * len(branches),
                         [f"branch {b}" for b in range(len(branches))])
@@ -411,10 +421,12 @@ def _scan_impl(*operands, body, num_consts, num_carry, length, reverse):
 
 
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
-         length: int | None = None, reverse: bool = False) -> tuple[Any, Any]:
+         length: int | None = None, reverse: bool = False, unroll: int | bool = 1,
+         _split_transpose: bool = False) -> tuple[Any, Any]:
     """JAX's scan: ``carry, y = f(carry, x)`` for each leading-axis slice
     ``x`` of ``xs`` (from the end if ``reverse``); returns the final carry and
-    the ``y`` s stacked along a new leading axis (in ``xs`` order)."""
+    the ``y`` s stacked along a new leading axis (in ``xs`` order).
+    ``unroll`` is accepted and changes nothing (the values are the same)."""
     init_leaves, carry_avals, carry_tree = _flat_avals(init)
     xs_leaves, xs_avals, _ = _flat_avals(xs)
     sizes = {a.dimensions[0] for a in xs_avals if a.shape.is_array and a.ndim}
@@ -446,10 +458,33 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     return carry_tree.unflatten(outs[:k]), out_tree.children[1].unflatten(outs[k:])
 
 
-def map_sequential(f: Callable[[Any], Any], xs: Any) -> Any:
+def map_sequential(f: Callable[[Any], Any], xs: Any, batch_size: int | None = None) -> Any:
     """JAX's ``lax.map``: ``f`` over the leading axis of ``xs``, one slice
-    after the other (a scan without carry).  Not XLA's Map (see ``map``)."""
-    return scan(lambda carry, x: (carry, f(x)), None, xs)[1]
+    after the other (a scan without carry), or ``batch_size`` slices at a
+    time (``vmap`` inside the scan, the remainder after it).  Not XLA's Map
+    (see ``map``)."""
+    if batch_size is None:
+        return scan(lambda carry, x: (carry, f(x)), None, xs)[1]
+    from numxla.autodiff import vmap  # autodiff builds on this package: import when called
+    from .shape_ops import concatenate, reshape, slice_in_dim
+    leaves, tree = pytree.flatten(xs)
+    n = abstractify(leaves[0]).dimensions[0]
+    full, rest = divmod(n, batch_size)
+
+    def split(x: Any, lo: int, hi: int) -> Any:
+        return slice_in_dim(x, lo, hi, 1, 0)
+    outs = []
+    if full:
+        batched = tree.unflatten([reshape(split(x, 0, full * batch_size), (full, batch_size) +
+                                          abstractify(x).dimensions[1:]) for x in leaves])
+        ys = scan(lambda c, x: (c, vmap(f)(x)), None, batched)[1]
+        outs.append(pytree.tree_map(lambda y: reshape(y, (full * batch_size,) +
+                                                      abstractify(y).dimensions[2:]), ys))
+    if rest:
+        outs.append(vmap(f)(tree.unflatten([split(x, full * batch_size, n) for x in leaves])))
+    if len(outs) == 1:
+        return outs[0]
+    return pytree.tree_map(lambda a, b: concatenate([a, b], 0), *outs)
 
 
 # --------------------------------------------------------------------------
@@ -524,12 +559,15 @@ def _map_impl(*operands, computation, dimensions, num_consts):
 
 
 def map(operands: Sequence[Any], computation: Callable[..., Any],  # noqa: A001 (XLA's name)
-        dimensions: Sequence[int] | None = None) -> Any:
+        dimensions: Sequence[int] | None = None, *, batch_size: int | None = None) -> Any:
     """XLA's Map: ``computation`` (N scalars -> scalar) applied elementwise to
     the N ``operands`` of equal dimensions; ``dimensions`` must be all of
     them, in order (the default).  Outer values it closes over are XLA's
     static operands.  Returns one array (a tuple if it returns several
-    scalars).  Not ``jax.lax.map``: that is :func:`map_sequential`."""
+    scalars).  Called as ``jax.lax.map(f, xs, batch_size=None)`` (a function
+    first), it is JAX's: :func:`map_sequential`."""
+    if callable(operands):  # jax.lax.map(f, xs)
+        return map_sequential(operands, computation, batch_size=batch_size or dimensions)
     operands = list(operands)
     avals = [abstractify(x) for x in operands]
     if not operands:

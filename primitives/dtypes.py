@@ -19,7 +19,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from numxla.tracer.core import AbstractValue, DEFAULT_FLOAT, DEFAULT_INT, abstractify
+from numxla.tracer.core import AbstractValue, abstractify, default_complex, default_float, \
+    default_int
 from numxla.tracer.config import canonicalize_type
 from numxla.tracer.shapes import PrimitiveType as PT
 
@@ -74,13 +75,13 @@ def _join_weak(strong: PT, weak_kind: str) -> PT:
     if _KINDS[weak_kind] <= _KINDS[sk]:
         return strong
     if weak_kind == "int":
-        return DEFAULT_INT
+        return default_int()
     if weak_kind == "float":
-        return DEFAULT_FLOAT
+        return default_float()
     # weak complex
     if sk == "float":
         return _COMPLEX_FOR_FLOAT[_width(strong)]
-    return PT.C64
+    return default_complex()
 
 
 def result_type(*values: Any) -> tuple[PT, bool]:

@@ -26,11 +26,28 @@ class Config:
             "0", "", "false", "no")
 
     def update(self, name: str, value: object) -> None:
-        """Set ``name`` (JAX's spelling, with or without the ``jax_`` prefix)."""
+        """Set ``name`` (JAX's spelling, with or without the ``jax_`` prefix).
+        ``jax_enable_x64`` and ``jax_disable_jit`` act; JAX's other settings
+        (``jax_platform_name``, ``jax_debug_nans``...) are kept, so programs
+        that set them run, but change nothing."""
         key = name if name.startswith("jax_") else f"jax_{name}"
-        if key != "jax_enable_x64":
-            raise AttributeError(f"numxla.config has no setting {name!r} (it has jax_enable_x64)")
-        self.jax_enable_x64 = bool(value)
+        if key == "jax_enable_x64":
+            self.jax_enable_x64 = bool(value)
+        elif key == "jax_disable_jit":
+            import importlib
+            importlib.import_module("numxla.compile.jit")._DISABLED = bool(value)
+            setattr(self, key, bool(value))
+        else:
+            setattr(self, key, value)
+
+    def read(self, name: str) -> object:
+        return getattr(self, name if name.startswith("jax_") else f"jax_{name}")
+
+    def __getattr__(self, name: str) -> object:
+        # JAX's settings that were never set read as their defaults (False / None)
+        if name.startswith("jax_"):
+            return False if name.startswith(("jax_debug", "jax_disable", "jax_enable")) else None
+        raise AttributeError(f"numxla.config has no attribute {name!r}")
 
     @property
     def x64_enabled(self) -> bool:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .config import canonicalize_type
+from .config import canonicalize_type, config
 from .shapes import PrimitiveType, Shape, ShapeTooLarge
 
 __all__ = [
@@ -34,14 +34,30 @@ __all__ = [
     "current_interpreter", "set_interpreter", "TracerError",
     "ConcretizationError", "LeakedTracerError", "ShapeError", "OPERATORS",
     "DEFAULT_FLOAT", "DEFAULT_INT", "BF16Array", "bf16_array", "DynamicArray", "dynamic_array",
-    "runtime_sizes", "FLOAT0", "is_float0", "EagerArray", "OPERATOR_NAMES",
+    "runtime_sizes", "FLOAT0", "is_float0", "EagerArray", "OPERATOR_NAMES", "default_int",
+    "default_float", "default_complex", "eager_array", "array_repr", "is_operand",
 ]
 
-# Python scalars are weakly typed (as in JAX without x64): their dtype
-# yields to the other operand's; alone they become these types.
+# Python scalars are weakly typed (as in JAX): their dtype yields to the
+# other operand's; alone they become these types without x64, and their
+# 64-bit versions with it (``default_int()``...).
 DEFAULT_INT = PrimitiveType.S32
 DEFAULT_FLOAT = PrimitiveType.F32
 DEFAULT_COMPLEX = PrimitiveType.C64
+
+
+def default_int() -> PrimitiveType:
+    """The type of a Python int alone: s32, or s64 with x64 on (JAX's default int)."""
+    return canonicalize_type(PrimitiveType.S64)
+
+
+def default_float() -> PrimitiveType:
+    """The type of a Python float alone: f32, or f64 with x64 on."""
+    return canonicalize_type(PrimitiveType.F64)
+
+
+def default_complex() -> PrimitiveType:
+    return canonicalize_type(PrimitiveType.C128)
 
 # JAX's dtype of the tangent of an integer or boolean value: it carries no
 # data.  Such arrays are never graph values: transforms produce them and
@@ -108,6 +124,9 @@ def array_value(element_type: PrimitiveType, dimensions, weak_type: bool = False
     return AbstractValue(Shape(element_type, tuple(int(d) for d in dimensions)), weak_type)
 
 
+_NUMPY_AVALS: dict[tuple, AbstractValue] = {}  # (dtype, shape, x64) -> AbstractValue
+
+
 def abstractify(x: Any) -> AbstractValue:
     """The abstract value of a concrete input (or of a tracer)."""
     if isinstance(x, Tracer):
@@ -123,16 +142,22 @@ def abstractify(x: Any) -> AbstractValue:
         raise TypeError("a NumPy masked array is not a numxla value: its masked elements would "
                         "count as data; pass arr.filled(value) or arr.data")
     if isinstance(x, (np.ndarray, np.generic)):  # before int/float: np.float64 is a float
-        t = canonicalize_type(PrimitiveType.from_dtype(x.dtype))  # (f64 -> f32 without x64)
-        return AbstractValue(Shape(t, tuple(np.shape(x))))
+        key = (x.dtype, np.shape(x), config.jax_enable_x64)
+        aval = _NUMPY_AVALS.get(key)
+        if aval is None:
+            if len(_NUMPY_AVALS) > 4096:
+                _NUMPY_AVALS.clear()
+            t = canonicalize_type(PrimitiveType.from_dtype(x.dtype))  # (f64 -> f32 without x64)
+            aval = _NUMPY_AVALS[key] = AbstractValue(Shape(t, tuple(np.shape(x))))
+        return aval
     if isinstance(x, bool):
         return AbstractValue(Shape(PrimitiveType.PRED, ()), weak_type=True)
     if isinstance(x, int):
-        return AbstractValue(Shape(DEFAULT_INT, ()), weak_type=True)
+        return AbstractValue(Shape(default_int(), ()), weak_type=True)
     if isinstance(x, float):
-        return AbstractValue(Shape(DEFAULT_FLOAT, ()), weak_type=True)
+        return AbstractValue(Shape(default_float(), ()), weak_type=True)
     if isinstance(x, complex):
-        return AbstractValue(Shape(DEFAULT_COMPLEX, ()), weak_type=True)
+        return AbstractValue(Shape(default_complex(), ()), weak_type=True)
     if hasattr(x, "shape") and hasattr(x, "dtype"):  # ShapeDtypeStruct-like
         t = canonicalize_type(PrimitiveType.from_dtype(np.dtype(x.dtype)))
         return AbstractValue(Shape(t, tuple(x.shape)))
@@ -379,14 +404,32 @@ def _check_concrete(primitive: Primitive, value: Any, aval: AbstractValue) -> An
     return bf16_array(arr) if aval.element_type is PrimitiveType.BF16 else arr.view(EagerArray)
 
 
+_EAGER_AVALS: dict[tuple, AbstractValue] = {}  # (dtype, shape) -> its AbstractValue
+
+
 class EagerArray(np.ndarray):
-    """An eager op's result: a NumPy array, with what JAX's arrays have and
-    NumPy's lack (``.at[...]`` updates, ``block_until_ready``)."""
+    """An eager op's result: a NumPy array that behaves as JAX's arrays do.
+
+    Its Python operators, and NumPy's arithmetic and comparison ufuncs
+    applied to it (``np.float64(2) * x``), are the op set's, so promotion is
+    JAX's (weak Python scalars, f32 + i32 -> f32, no f64 without x64); so are
+    the array methods whose results NumPy would type otherwise (``.sum()``,
+    ``.mean()``, ``.astype()``...).  Indexing is NumPy's on the values (a
+    traced index traces) and gives eager arrays, 0-d ones for single elements,
+    as iteration does.  Other NumPy functions see a plain ndarray.
+    """
 
     def __numxla_aval__(self) -> AbstractValue:
         """Its own element type: an op's result is typed (an f64 result stays
         f64 without x64, as a graph value does under jit)."""
-        return AbstractValue(Shape(PrimitiveType.from_dtype(self.dtype), self.shape))
+        key = (self.dtype, self.shape)
+        aval = _EAGER_AVALS.get(key)
+        if aval is None:
+            if len(_EAGER_AVALS) > 4096:
+                _EAGER_AVALS.clear()
+            aval = _EAGER_AVALS[key] = AbstractValue(
+                Shape(PrimitiveType.from_dtype(self.dtype), self.shape))
+        return aval
 
     @property
     def at(self) -> Any:
@@ -395,8 +438,162 @@ class EagerArray(np.ndarray):
     def block_until_ready(self) -> "EagerArray":
         return self
 
-    def __repr__(self) -> str:  # JAX's spelling
-        return "Array" + repr(np.asarray(self)).removeprefix("array")
+    def __repr__(self) -> str:
+        return array_repr(np.asarray(self))
+
+    def __str__(self) -> str:
+        return str(np.asarray(self))
+
+    def __format__(self, spec: str) -> str:
+        value = np.asarray(self)
+        return format(value[()] if value.ndim == 0 else value, spec)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        routed = operator_ufunc(ufunc, method, inputs, kwargs)
+        if routed is not NotImplemented:
+            return routed
+        inputs = tuple(x.view(np.ndarray) if isinstance(x, EagerArray) else x for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(x.view(np.ndarray) if isinstance(x, EagerArray) else x
+                                  for x in kwargs["out"])
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """NumPy's functions (``np.unique``, ``np.median``...) see plain ndarrays,
+        as they see JAX's arrays, and return NumPy's results."""
+        return func(*_plain(args), **_plain(kwargs))
+
+    def __getitem__(self, index: Any) -> Any:
+        return eager_getitem(self, index)
+
+    def __iter__(self) -> Iterator[Any]:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (eager_array(row) for row in np.asarray(self))
+
+    def __bool__(self) -> bool:
+        return bool(np.asarray(self))
+
+
+def array_repr(values: np.ndarray, dtype_name: str | None = None, extra: str = "") -> str:
+    """JAX's ``repr`` of an array: ``Array([1., 2.], dtype=float32)``."""
+    prefix = "Array("
+    line_width = np.get_printoptions()["linewidth"]
+    text = np.array2string(values, prefix=prefix, suffix=",", separator=", ",
+                           max_line_width=line_width)
+    if values.size == 0 and values.shape != (0,):
+        text = f"[], shape={values.shape}"
+    dtype_text = f"dtype={dtype_name or values.dtype.name}{extra})"
+    last_line = len(text) - text.rfind("\n") + 1
+    sep = " " * len(prefix) if last_line + len(dtype_text) + 1 > line_width else " "
+    return f"{prefix}{text},{sep}{dtype_text}"
+
+
+def _plain(x: Any) -> Any:
+    """``x`` with every eager array in it (in lists, tuples, dicts) as a plain ndarray."""
+    if isinstance(x, EagerArray):
+        return x.view(np.ndarray)
+    if type(x) in (list, tuple):
+        return type(x)(_plain(v) for v in x)
+    if type(x) is dict:
+        return {k: _plain(v) for k, v in x.items()}
+    return x
+
+
+def eager_array(x: Any) -> "EagerArray":
+    """``x``'s values as an eager array (a NumPy scalar as a 0-d one)."""
+    return np.asarray(x).view(EagerArray)
+
+
+def _has_tracer(index: Any) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(p, Tracer) or (isinstance(p, (list, tuple)) and _has_tracer(tuple(p)))
+               for p in parts)
+
+
+def _numpy_index(index: Any) -> Any:
+    """An index with numxla arrays in it as NumPy's (their values)."""
+    if isinstance(index, tuple):
+        return tuple(_numpy_index(p) for p in index)
+    if hasattr(index, "__numxla_aval__") and not isinstance(index, np.ndarray):
+        return np.asarray(index)
+    if isinstance(index, EagerArray):
+        return index.view(np.ndarray)
+    return index
+
+
+def eager_getitem(values: np.ndarray, index: Any, source: Any = None) -> Any:
+    """``source[index]`` for an eager or runtime array whose values are
+    ``values``: NumPy's indexing, the result an eager array, except that
+    out-of-bounds indices clamp, as JAX's do; an index holding a traced value
+    is the op set's (it traces)."""
+    if _has_tracer(index):
+        return OPERATORS["__getitem__"](values if source is None else source, index)
+    try:
+        return eager_array(values.view(np.ndarray)[_numpy_index(index)])
+    except IndexError as error:
+        if "out of bounds" not in str(error):
+            raise
+        # JAX reads out-of-bounds indices clamped (x[11] of 10 elements is x[9])
+        return OPERATORS["attr:at"](values if source is None else source)[index].get(mode="clip")
+
+
+# NumPy's ufuncs that are Python operators: on eager and runtime arrays they
+# compute as the operators do (JAX's promotion).  Called by NumPy when a
+# NumPy scalar or array is the left operand (``np.float32(2) * x``).
+_OPERATOR_UFUNCS = {
+    np.add: "__add__", np.subtract: "__sub__", np.multiply: "__mul__",
+    np.true_divide: "__truediv__", np.floor_divide: "__floordiv__", np.remainder: "__mod__",
+    np.power: "__pow__", np.matmul: "__matmul__", np.bitwise_and: "__and__",
+    np.bitwise_or: "__or__", np.bitwise_xor: "__xor__", np.left_shift: "__lshift__",
+    np.right_shift: "__rshift__", np.equal: "__eq__", np.not_equal: "__ne__",
+    np.less: "__lt__", np.less_equal: "__le__", np.greater: "__gt__",
+    np.greater_equal: "__ge__",
+}
+
+
+def operator_ufunc(ufunc: Any, method: str, inputs: tuple, kwargs: dict) -> Any:
+    """The op set's result for a NumPy operator ufunc called plainly
+    (``ufunc(a, b)``, no ``out``/``dtype``/``where``); NotImplemented for any
+    other call, which NumPy then computes."""
+    name = _OPERATOR_UFUNCS.get(ufunc)
+    if name is None or method != "__call__" or kwargs or name not in OPERATORS or \
+            len(inputs) != 2:  # (np.negative(x) itself is NumPy's)
+        return NotImplemented
+    if any(isinstance(x, np.ndarray) and x.dtype == object for x in inputs) or any(
+            abstractify(x).element_type is PrimitiveType.BF16 for x in inputs
+            if hasattr(x, "__numxla_aval__")):
+        return NotImplemented  # bf16: NumPy computes on the values
+    return OPERATORS[name](*inputs)
+
+
+# Methods NumPy would type otherwise (an s32 array's ``mean`` is f64 in
+# NumPy, f32 in JAX): eager arrays take them from the op set, except when
+# called with NumPy's ``out=``.
+EAGER_METHODS = ("sum", "prod", "mean", "std", "var", "max", "min", "argmax", "argmin",
+                 "cumsum", "cumprod", "any", "all", "astype", "dot", "argsort", "round", "clip",
+                 "trace", "sort")
+
+
+_NUMPY_ONLY = {"order", "casting", "subok"}  # NumPy's own arguments: NumPy's method
+
+
+def _eager_method(name: str) -> Callable[..., Any]:
+    numpy_method = getattr(np.ndarray, name)
+
+    def method(self, *args, **kwargs):
+        fn = OPERATORS.get(f"attr:{name}")
+        if fn is None or kwargs.get("out") is not None or _NUMPY_ONLY.intersection(kwargs):
+            return numpy_method(self.view(np.ndarray), *args, **kwargs)
+        kwargs.pop("out", None)
+        return fn(self)(*args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = numpy_method.__doc__
+    return method
+
+
+for _name in EAGER_METHODS:
+    setattr(EagerArray, _name, _eager_method(_name))
 
 
 class BF16Array(np.ndarray):
@@ -459,11 +656,21 @@ def set_interpreter(interpreter: Interpreter) -> Iterator[Interpreter]:
 OPERATORS: dict[str, Callable[..., Any]] = {}
 
 
+def is_operand(x: Any) -> bool:
+    """Whether ``x`` can be an operand of an array's Python operator; for
+    anything else the operator returns NotImplemented, so Python asks the
+    other operand (``x == pytest.approx(...)``), as JAX's arrays do."""
+    return isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex)) or \
+        hasattr(x, "__numxla_aval__")
+
+
 def _operator(name: str) -> Callable[..., Any]:
     def method(self, *args):
         fn = OPERATORS.get(name)
         if fn is None:
             raise TypeError(f"operator {name} on a traced value needs the op set: import primitives")
+        if args and name != "__getitem__" and not is_operand(args[0]):
+            return NotImplemented
         return fn(self, *args)
     method.__name__ = name
     return method
@@ -609,6 +816,17 @@ OPERATOR_NAMES = tuple(f"__{n}__" for n in (
 # Eager bf16 arrays take their operators from the op set too, and so do
 # dynamic arrays: ``x * 2 + 1`` computes on the run-time sizes, as under jit
 # (NumPy functions still see the whole padded buffer).
+def _round(self, ndigits: int | None = None) -> Any:
+    """Python's ``round`` as JAX's: ``jnp.round(x, ndigits)``, an integer
+    array when ``ndigits`` is None."""
+    out = OPERATORS["attr:round"](self)(ndigits or 0)
+    return out if ndigits is not None else OPERATORS["attr:astype"](out)(default_int())
+
+
+Tracer.__round__ = _round
+EagerArray.__round__ = _round
+
 for _name in OPERATOR_NAMES:
     setattr(BF16Array, _name, _operator(_name))
     setattr(DynamicArray, _name, _operator(_name))
+    setattr(EagerArray, _name, _operator(_name))

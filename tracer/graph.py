@@ -151,21 +151,22 @@ def _typed(value: Any, aval: AbstractValue) -> Any:
 class GraphTracer(Tracer):
     """A value inside a function being traced into a graph."""
 
-    __slots__ = ("_interpreter", "var")
+    # its graph variable is ``_var``: ``x.var()`` is the array method (variance)
+    __slots__ = ("_interpreter", "_var")
 
     def __init__(self, builder: "GraphBuilder", var: Var):
         self._interpreter = builder
-        self.var = var
+        self._var = var
 
     @property
     def aval(self) -> AbstractValue:  # type: ignore[override]
-        return self.var.aval
+        return self._var.aval
 
     def describe_origin(self) -> str:
-        return self._interpreter.describe_origin(self.var)
+        return self._interpreter.describe_origin(self._var)
 
     def __repr__(self) -> str:
-        return f"Traced<{self.var.aval}>"
+        return f"Traced<{self._var.aval}>"
 
 
 class GraphBuilder(Interpreter):
@@ -198,7 +199,7 @@ class GraphBuilder(Interpreter):
 
     def to_atom(self, x: Any) -> Atom:
         if isinstance(x, GraphTracer) and x._interpreter is self:
-            return x.var
+            return x._var
         if isinstance(x, Tracer):
             return self._capture(x)
         aval = abstractify(x)

@@ -220,7 +220,7 @@ def _computation_text(graph: Graph, name: str, graph_names: dict[int, str],
 
     outs = ", ".join(atom(a) for a in graph.out_atoms)
     out_type = _shape_text(graph.out_avals)
-    comment = f"  // outputs: {graph.out_tree}" if graph.out_tree is not None else ""
+    comment = f"  // outputs: {graph.out_tree._text()}" if graph.out_tree is not None else ""
     lines.append(f"  ROOT %tuple = {out_type} tuple({outs}){comment}")
     signature = f"{name} ({', '.join(params)}) -> {out_type}"
     prefix = "ENTRY " if entry else ""

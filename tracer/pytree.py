@@ -134,20 +134,49 @@ class TreeDef:
             return cls(*kids)
         return _registry[self.node_type].from_iterable(self.aux_data, kids)
 
-    def __str__(self) -> str:
+    @property
+    def num_nodes(self) -> int:
+        return 1 + sum(c.num_nodes for c in self.children)
+
+    def children_treedefs(self) -> list["TreeDef"]:
+        return list(self.children)
+
+    def flatten_up_to(self, tree: Any) -> list[Any]:
+        """The subtrees of ``tree`` at this structure's leaves."""
+        if self.node_type is None:
+            return [tree]
+        if self.node_type is _NAMEDTUPLE:
+            kids, aux = list(tree), type(tree)
+        elif type(tree) is not self.node_type:
+            raise ValueError(f"flatten_up_to: {type(tree).__name__} where {self} has a node")
+        else:
+            kids, aux = _registry[self.node_type].to_iterable(tree)
+            kids = list(kids)
+        if aux != self.aux_data or len(kids) != len(self.children):
+            raise ValueError(f"flatten_up_to: {tree!r:.80} does not match {self}")
+        return [x for c, k in zip(self.children, kids) for x in c.flatten_up_to(k)]
+
+    def _text(self) -> str:
         if self.node_type is None:
             return "*"
-        inner = ", ".join(str(c) for c in self.children)
+        inner = ", ".join(c._text() for c in self.children)
         if self.node_type is tuple:
             return f"({inner}{',' if len(self.children) == 1 else ''})"
         if self.node_type is list:
             return f"[{inner}]"
         if self.node_type is dict:
-            return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(self.aux_data, self.children)) + "}"
+            return "{" + ", ".join(f"{k!r}: {c._text()}"
+                                   for k, c in zip(self.aux_data, self.children)) + "}"
         if self.node_type is type(None):
             return "None"
-        name = self.aux_data.__name__ if self.node_type is _NAMEDTUPLE else self.node_type.__name__
-        return f"{name}({inner})"
+        if self.node_type is _NAMEDTUPLE:
+            return f"CustomNode(namedtuple[{self.aux_data.__name__}], [{inner}])"
+        return f"CustomNode({self.node_type.__name__}[{self.aux_data}], [{inner}])"
+
+    def __str__(self) -> str:  # JAX's spelling: PyTreeDef({'a': *, 'b': (*, *)})
+        return f"PyTreeDef({self._text()})"
+
+    __repr__ = __str__
 
 
 class _NamedTupleMarker:
@@ -187,22 +216,28 @@ def unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
     return treedef.unflatten(leaves)
 
 
-def tree_leaves(tree: Any) -> list[Any]:
-    return flatten(tree)[0]
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    return flatten(tree, is_leaf)[0]
 
 
-def tree_structure(tree: Any) -> TreeDef:
-    return flatten(tree)[1]
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> TreeDef:
+    return flatten(tree, is_leaf)[1]
 
 
-def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
-    """Apply ``fn`` leafwise; ``rest`` trees must have the same structure."""
-    leaves, treedef = flatten(tree)
+def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any,
+             is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Apply ``fn`` leafwise; ``rest`` trees must have ``tree``'s structure,
+    or have it as a prefix (JAX's rule: their subtrees at ``tree``'s leaves
+    are passed whole)."""
+    leaves, treedef = flatten(tree, is_leaf)
     others = []
     for r in rest:
-        r_leaves, r_def = flatten(r)
+        r_leaves, r_def = flatten(r, is_leaf)
         if r_def != treedef:
-            raise ValueError(f"tree_map: structures differ: {treedef} vs {r_def}")
+            try:
+                r_leaves = treedef.flatten_up_to(r)
+            except (ValueError, KeyError, TypeError):
+                raise ValueError(f"tree_map: structures differ: {treedef} vs {r_def}") from None
         others.append(r_leaves)
     return treedef.unflatten(fn(*xs) for xs in zip(leaves, *others))
 

@@ -1,10 +1,11 @@
-"""``jax.scipy`` for numxla: ``special`` and ``stats`` (loaded on first use)."""
+"""``jax.scipy`` for numxla: ``special``, ``stats``, ``linalg``, ``signal``, ``integrate``,
+and ``optimize`` (``minimize`` by BFGS) (loaded on first use)."""
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-_SUBMODULES = ("special", "stats")
+_SUBMODULES = ("special", "stats", "linalg", "signal", "integrate", "optimize")
 
 
 def __getattr__(name: str) -> Any:

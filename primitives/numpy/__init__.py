@@ -16,6 +16,7 @@ by filling ``tracer.core.OPERATORS``.
 * ``_shaping``: more joining, splitting and rearranging (``block``, ``rot90``, ``insert``...);
 * ``_functional``: ``select``, ``piecewise``, ``vectorize``, ``apply_along_axis``, ``put``...;
 * ``_reductions``: ``max``/``min``/``prod``/``argmax``/``sort``...;
+* ``_jax_reductions``: the reductions with JAX's signatures (``where``, ``initial``, ``dtype``);
 * ``_statistics``: NaN-aware reductions, quantiles, ``average``, ``cov``...;
 * ``_set_ops``: value-dependent shapes (``nonzero``, ``unique``, set operations...);
 * ``_histograms``: ``searchsorted``, ``digitize``, histograms;
@@ -42,12 +43,13 @@ from ._histograms import *  # noqa: F401,F403
 from ._polynomial import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
 from ._gather_indexing import *  # noqa: F401,F403
+from ._jax_reductions import *  # noqa: F401,F403  (JAX's signatures, over _core's and _reductions')
 from . import (_core, _creation, _functional, _gather_indexing, _histograms, _indexing,  # noqa: E402
                _linalg, _math, _polynomial, _predicates, _reductions, _set_ops, _shaping,
-               _statistics, _types, _ufuncs)
+               _statistics, _types, _ufuncs, _jax_reductions)
 from . import fft, linalg  # noqa: F401,E402
 
 _MODULES = (_core, _math, _ufuncs, _predicates, _types, _indexing, _creation, _shaping, _functional,
             _reductions, _statistics, _set_ops, _histograms, _polynomial, _linalg,
-            _gather_indexing)
+            _gather_indexing, _jax_reductions)
 __all__ = [name for module in _MODULES for name in module.__all__] + ["fft", "linalg"]

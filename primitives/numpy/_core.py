@@ -19,6 +19,7 @@ from numxla.tracer.shapes import PrimitiveType as PT
 
 from .. import elementwise as ew
 from ..dot_conv import dot_general
+from ..dot_conv import dot_general as _dot_general
 from .._util import is_value
 from ..reductions import reduce_sum
 from ..shape_ops import broadcast_in_dim, reshape as _lax_reshape, transpose as _lax_transpose
@@ -113,10 +114,13 @@ negative = ew.neg
 
 
 def _to_inexact(x: Any) -> Any:
+    """Integers and booleans as floats, as JAX's ``to_inexact_dtype``: f32,
+    except 64-bit integers (f64 with x64)."""
     t = abstractify(x).element_type
     if t.is_floating or t.is_complex:
         return x
-    return ew.convert_element_type(x, PT.F32)
+    wide = t in (PT.S64, PT.U64) and not abstractify(x).weak_type
+    return ew.convert_element_type(x, core.default_float() if wide else PT.F32)
 
 
 def true_divide(x: Any, y: Any) -> Any:
@@ -180,9 +184,13 @@ def mean(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False
     return true_divide(sum(x, axis, keepdims), count)
 
 
-def matmul(a: Any, b: Any) -> Any:
+def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """NumPy's ``@``: 1-D operands are promoted to matrices; leading
-    dimensions are batch dimensions and broadcast."""
+    dimensions are batch dimensions and broadcast.  ``precision`` is accepted
+    (NumPy's results do not depend on it); ``preferred_element_type`` is the
+    result type."""
+    def dot_general(x: Any, y: Any, dims: Any) -> Any:
+        return _dot_general(x, y, dims, preferred_element_type=preferred_element_type)
     a, b = ew.promote(a, b)
     ra, rb = abstractify(a).ndim, abstractify(b).ndim
     if ra == 0 or rb == 0:
@@ -213,7 +221,8 @@ def reshape(x: Any, *new_shape: Any) -> Any:
     return _lax_reshape(x, new_shape)
 
 
-def astype(x: Any, dtype: Any) -> Any:
+def astype(x: Any, dtype: Any, copy: bool = False, device: Any = None) -> Any:
+    """``x`` converted to ``dtype`` (64-bit types narrow unless x64 is on)."""
     return ew.convert_element_type(x, dtype)
 
 
@@ -236,9 +245,9 @@ core.OPERATORS.update({
     "__lt__": less, "__le__": less_equal, "__gt__": greater, "__ge__": greater_equal,
     "attr:T": lambda x: transpose(x),
     "attr:reshape": lambda x: lambda *shape: reshape(x, *shape),
-    "attr:astype": lambda x: lambda dtype: astype(x, dtype),
-    "attr:sum": lambda x: lambda axis=None, keepdims=False: sum(x, axis, keepdims),
-    "attr:mean": lambda x: lambda axis=None, keepdims=False: mean(x, axis, keepdims),
+    "attr:astype": lambda x: lambda dtype, copy=False, device=None: astype(x, dtype),
+    "attr:itemsize": lambda x: abstractify(x).dtype.itemsize,
+    "attr:nbytes": lambda x: abstractify(x).dtype.itemsize * abstractify(x).size,
     "attr:transpose": lambda x: lambda *axes: transpose(x, axes[0] if len(axes) == 1 and
                                                         not isinstance(axes[0], int)
                                                         else (axes or None)),

@@ -92,7 +92,7 @@ def copy(a: Any, order: str | None = None) -> Any:
 
 def empty(shape: Any, dtype: Any = None) -> Any:
     """JAX's ``empty``: zeros (XLA has no uninitialised memory)."""
-    return zeros(shape, PT.F32 if dtype is None else element_type(dtype))
+    return zeros(shape, core.default_float() if dtype is None else element_type(dtype))
 
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None) -> Any:
@@ -101,7 +101,7 @@ def empty_like(prototype: Any, dtype: Any = None, shape: Any = None) -> Any:
 
 
 def _float_type(dtype: Any) -> PT:
-    return PT.F32 if dtype is None else element_type(dtype)
+    return core.default_float() if dtype is None else element_type(dtype)
 
 
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
@@ -137,7 +137,7 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
 def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) -> Any:
     """The index grids of an array of shape ``dimensions`` (s32): stacked, or
     broadcastable pieces if ``sparse``."""
-    t = PT.S32 if dtype is None else element_type(dtype)
+    t = core.default_int() if dtype is None else element_type(dtype)
     dims = tuple(operator.index(d) for d in dimensions)
     n = len(dims)
     grids = []

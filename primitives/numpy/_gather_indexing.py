@@ -373,19 +373,20 @@ _UPDATES = {"add": lax_indexing.scatter_add, "multiply": lax_indexing.scatter_mu
 
 class _IndexUpdateRef:
     """``x.at[index]``: functional updates of the elements ``x[index]`` selects
-    (JAX's API).  Updates of out-of-bounds traced indices are dropped."""
+    (JAX's API).  As in JAX, out-of-bounds indices never raise, concrete or
+    traced: updates there are dropped, reads clamp (``mode="fill"`` reads
+    ``fill_value``)."""
 
     def __init__(self, x: Any, index: Any):
         self.x, self.index = x, index
 
     def _plan(self, mode: Any = None) -> _Plan:
-        # concrete out-of-bounds indices raise, unless a mode says what they do
-        explicit = lax_indexing.GatherScatterMode.from_any(mode) in (
-            lax_indexing.GatherScatterMode.FILL_OR_DROP, lax_indexing.GatherScatterMode.CLIP)
-        return _plan(abstractify(self.x).dimensions, self.index, check=not explicit)
+        return _plan(abstractify(self.x).dimensions, self.index, check=False)
 
-    def get(self, *, mode: Any = None, fill_value: Any = None) -> Any:
-        return advanced_getitem(self.x, self.index, mode=mode, fill_value=fill_value)
+    def get(self, *, mode: Any = None, fill_value: Any = None, indices_are_sorted: bool = False,
+            unique_indices: bool = False) -> Any:
+        """``x[index]``; ``mode="fill"`` reads ``fill_value`` out of bounds, "clip" clamps."""
+        return self._plan(mode).get(self.x, mode, fill_value)
 
     def _scatter(self, op: str | None, values: Any, indices_are_sorted: bool,
                  unique_indices: bool, mode: Any) -> Any:
@@ -416,6 +417,36 @@ class _IndexUpdateRef:
         return self._scatter("multiply", values, indices_are_sorted, unique_indices, mode)
 
     mul = multiply
+
+    def _factors(self, values, indices_are_sorted, unique_indices, mode):
+        """Ones with the ``values`` multiplied in at ``index`` (JAX's way to divide
+        and raise at indices: differentiable, repeated indices multiply)."""
+        t = abstractify(self.x).element_type
+        ones = broadcast_to(ew.convert_element_type(1, t), abstractify(self.x).dimensions)
+        return _IndexUpdateRef(ones, self.index).multiply(
+            values, indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+            mode=mode)
+
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x[index] /= values``."""
+        from ._core import true_divide
+        return true_divide(self.x, self._factors(values, indices_are_sorted, unique_indices,
+                                                 mode))
+
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x[index] **= values``."""
+        return ew.pow(self.x, self._factors(values, indices_are_sorted, unique_indices, mode))
+
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x[index] = func(x[index])`` for a unary ``func`` (applied once per
+        occurrence of a repeated index, as JAX's)."""
+        plan = self._plan(mode)
+        updates = plan.updates_for(self.x, ew.convert_element_type(
+            0, abstractify(self.x).element_type))
+        return lax_indexing.scatter(self.x, plan.indices, updates, plan.scatter_dnums,
+                                    update_computation=lambda old, _: func(old),
+                                    indices_are_sorted=indices_are_sorted,
+                                    unique_indices=unique_indices, mode=mode)
 
     def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         return self._scatter("min", values, indices_are_sorted, unique_indices, mode)

@@ -318,33 +318,76 @@ def tile(A: Any, reps: int | Sequence[int]) -> Any:
     return lax.reshape(out, [r * n for r, n in zip(reps, dims)])
 
 
-def repeat(a: Any, repeats: int, axis: int | None = None) -> Any:
-    """Repeat each element ``repeats`` times along ``axis`` (flattened if ``None``)."""
-    if not isinstance(repeats, (int, np.integer)):
-        reps = np.asarray(repeats)
-        if reps.size != 1:
-            raise NotImplementedError("repeat with per-element counts needs gather; pass an int")
-        repeats = int(reps.reshape(()))
+def repeat(a: Any, repeats: Any, axis: int | None = None, *,
+           total_repeat_length: int | None = None) -> Any:
+    """Repeat each element ``repeats`` times along ``axis`` (flattened if
+    ``None``); ``repeats`` may be one count per element (concrete, or traced
+    with a static ``total_repeat_length``, as JAX requires)."""
     if axis is None:
         a, axis = ravel(a), 0
     dims = _dims(a)
     axis = _axis("repeat", axis, len(dims))
+    if not isinstance(repeats, (int, np.integer)):
+        if isinstance(repeats, Tracer) or (hasattr(repeats, "__numxla_aval__") and
+                                           total_repeat_length is not None):
+            return _repeat_each(a, repeats, axis, total_repeat_length)
+        reps = np.asarray(repeats)
+        if reps.size != 1:
+            from ._gather_indexing import take
+            index = np.repeat(np.arange(dims[axis]), np.broadcast_to(reps, (dims[axis],)))
+            if total_repeat_length is not None:
+                index = np.resize(index, total_repeat_length) if index.size else index
+            return take(a, index.astype(np.int32), axis)
+        repeats = int(reps.reshape(()))
     spread = dims[:axis + 1] + (int(repeats),) + dims[axis + 1:]
     keep = tuple(i for i in range(len(spread)) if i != axis + 1)
     out = lax.broadcast_in_dim(a, spread, keep)
     return lax.reshape(out, dims[:axis] + (dims[axis] * int(repeats),) + dims[axis + 1:])
 
 
-def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
-    """NumPy's ``pad`` in ``constant`` mode: ``pad_width`` is an int, a
-    ``(before, after)`` pair, or one pair per axis; ``constant_values``
-    likewise (scalars may be traced)."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad mode {mode!r}: only 'constant' is supported")
+def _repeat_each(a: Any, repeats: Any, axis: int, total: int | None) -> Any:
+    """``repeat`` with traced per-element counts: output position ``j`` reads
+    the element whose running count first exceeds ``j``."""
+    if total is None:
+        raise ValueError("repeat: traced repeats need a static total_repeat_length (as in JAX)")
+    from ._gather_indexing import take
+    from ._histograms import searchsorted
+    from ._reductions import cumsum
+    n = _dims(a)[axis]
+    ends = cumsum(broadcast_to(repeats, (n,)))
+    index = searchsorted(ends, arange(total, dtype=np.int32), side="right")
+    return take(a, ew.min(index, ew.convert_element_type(n - 1, abstractify(index).element_type)),
+                axis)
+
+
+_INDEX_PAD_MODES = ("edge", "reflect", "symmetric", "wrap")
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0,
+        **kwargs: Any) -> Any:
+    """NumPy's ``pad``: ``pad_width`` is an int, a ``(before, after)`` pair,
+    or one pair per axis.  ``mode`` "constant" (``constant_values`` likewise;
+    scalars may be traced; "empty" pads with zeros), or "edge", "reflect",
+    "symmetric", "wrap", which read existing elements (a gather per axis)."""
     rank = abstractify(array).ndim
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (rank, 2))
     if (widths < 0).any():
         raise ShapeError("pad", f"pad_width {pad_width} contains negative values")
+    if mode in _INDEX_PAD_MODES:
+        if kwargs.get("reflect_type", "even") != "even":
+            raise NotImplementedError("pad: reflect_type='odd' is not supported")
+        from ._gather_indexing import take
+        dims = _dims(array)
+        for ax, (lo, hi) in enumerate(widths):
+            if lo or hi:
+                index = np.pad(np.arange(dims[ax]), (int(lo), int(hi)), mode=mode)
+                array = take(array, index.astype(np.int32), ax)
+        return array
+    if mode == "empty":
+        constant_values = 0
+    elif mode != "constant":
+        raise NotImplementedError(f"pad mode {mode!r}: supported are 'constant', 'empty', "
+                                  f"{', '.join(map(repr, _INDEX_PAD_MODES))}")
     t = abstractify(array).element_type
     if isinstance(constant_values, Tracer) or np.ndim(constant_values) == 0:
         return lax.pad(array, _constant(constant_values, t),
@@ -373,11 +416,12 @@ def full(shape: int | Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
 
 
 def zeros(shape: int | Sequence[int], dtype: Any = None) -> Any:
-    return full(shape, 0, PT.F32 if dtype is None else dtype)
+    """Zeros (of JAX's default float type unless ``dtype``: f32, f64 with x64)."""
+    return full(shape, 0, core.default_float() if dtype is None else dtype)
 
 
 def ones(shape: int | Sequence[int], dtype: Any = None) -> Any:
-    return full(shape, 1, PT.F32 if dtype is None else dtype)
+    return full(shape, 1, core.default_float() if dtype is None else dtype)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
@@ -396,7 +440,8 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:
     """``start, start + step, ...`` up to (excluding) ``stop``, built from ``iota``.
-    The bounds must be concrete; integers give s32, floats f32 unless ``dtype``."""
+    The bounds must be concrete; integers give JAX's default int (s32; s64
+    with x64), floats its default float, unless ``dtype``."""
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
@@ -404,7 +449,8 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     if float(bounds[2]) == 0:
         raise ValueError("arange: step must not be zero")
     if dtype is None:
-        t = PT.F32 if builtins.any(b.dtype.kind in "fc" for b in bounds) else PT.S32
+        t = core.default_float() if builtins.any(b.dtype.kind in "fc" for b in bounds) else \
+            core.default_int()
     else:
         t = canonical_type(dtype)
     n = builtins.max(math.ceil((float(bounds[1]) - float(bounds[0])) / float(bounds[2])), 0)
@@ -422,8 +468,8 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
-    t = canonical_type(dtype) if dtype is not None else PT.F32
-    ct = t if t.is_floating or t.is_complex else PT.F32
+    t = canonical_type(dtype) if dtype is not None else core.default_float()
+    ct = t if t.is_floating or t.is_complex else core.default_float()
     start, stop = _constant(start, ct), _constant(stop, ct)
     div = num - 1 if endpoint else num
     step = ew.div(ew.sub(stop, start), _constant(builtins.max(div, 1), ct))
@@ -437,7 +483,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """An ``N x M`` array with ones on diagonal ``k`` (built from two iotas)."""
     M = N if M is None else M
-    t = PT.F32 if dtype is None else canonical_type(dtype)
+    t = core.default_float() if dtype is None else canonical_type(dtype)
     rows = lax.broadcasted_iota(PT.S32, (N, M), 0)
     cols = lax.broadcasted_iota(PT.S32, (N, M), 1)
     on_diagonal = ew.eq(ew.add(rows, int(k)) if k else rows, cols)

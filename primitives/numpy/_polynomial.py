@@ -26,8 +26,8 @@ from .. import elementwise as ew
 from .. import shape_ops as lax
 from ..control_flow import fori_loop
 from ..dot_conv import conv_general_dilated
-from ._core import _broadcast_all, _to_inexact, _arraylike, broadcast_to, reshape, \
-    sum as _sum, true_divide, where
+from ._core import _broadcast_all, _to_inexact, _arraylike, broadcast_shapes, broadcast_to, \
+    reshape, sum as _sum, true_divide, where
 from ._gather_indexing import take
 from ._histograms import searchsorted
 from ._indexing import _axis, concatenate, ravel
@@ -297,14 +297,21 @@ def _coefficients(p: Any) -> Any:
 
 
 def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
-    """The polynomial ``p`` (highest power first) at ``x``, by Horner's scheme."""
-    p = _coefficients(p)
+    """The polynomial ``p`` (highest power first) at ``x``, by Horner's scheme.
+    As JAX's, ``p`` may have more dimensions: the coefficients run along its
+    first, the rest broadcast with ``x``."""
+    p = _arraylike(p)
+    if abstractify(p).ndim == 0:
+        raise ValueError("polynomial coefficients must be at least one-dimensional")
     x = _arraylike(x)
     p, x = ew.promote(p, x)
+    shape = broadcast_shapes(_dims(p)[1:], _dims(x))
+    x = broadcast_to(x, shape)
     y = ew.sub(x, x)
+    rest = _dims(p)[1:]
     for k in range(_dims(p)[0]):
-        c = reshape(lax.slice(p, (k,), (k + 1,)), ())
-        y = ew.add(ew.mul(y, x), broadcast_to(c, _dims(x)))
+        c = reshape(lax.slice_in_dim(p, k, k + 1, 1, 0), rest)
+        y = ew.add(ew.mul(y, x), broadcast_to(c, shape))
     return y
 
 

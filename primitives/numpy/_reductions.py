@@ -4,8 +4,8 @@
 ``argmin``, ``sort``, ``argsort``, ``cumsum``, ``cumprod``, ``logsumexp``,
 ``var``, ``std``, and the array methods ``.max()``, ``.min()``, ``.prod()``,
 ``.argmax()``, ``.argmin()``, ``.any()``, ``.all()``, ``.cumsum()``,
-``.cumprod()``, ``.argsort()``, ``.std()`` (not ``.var()``: graph tracers
-have a ``var`` attribute of their own).  ``axis=None`` reduces (or, for
+``.cumprod()``, ``.argsort()``, ``.std()`` (``_jax_reductions`` gives the
+public functions and the methods JAX's signatures, ``.var()`` too).  ``axis=None`` reduces (or, for
 ``argmax``/``sort``/``cumsum``..., flattens) the whole array; indices are
 ``s32`` (JAX's default); ``prod``/``cumsum`` of ``bool`` count in ``s32``.
 """
@@ -24,7 +24,7 @@ from .. import elementwise as ew
 from .. import reductions as red
 from .. import sorting, windows
 from .._util import canonical_dims
-from ..shape_ops import broadcasted_iota, reshape as _lax_reshape
+from ..shape_ops import broadcasted_iota, reshape as _lax_reshape, rev
 from ._core import _to_inexact, mean, sum, subtract, true_divide, where
 
 __all__ = ["max", "amax", "min", "amin", "prod", "any", "all", "argmax", "argmin", "sort",
@@ -76,7 +76,8 @@ def _as_pred(x: Any) -> Any:
 
 
 def _bool_as_int(x: Any) -> Any:
-    return ew.convert_element_type(x, PT.S32) if abstractify(x).element_type is PT.PRED else x
+    return ew.convert_element_type(x, core.default_int()) if abstractify(x).element_type is \
+        PT.PRED else x
 
 
 max = amax = _reduction("max", red.reduce_max)
@@ -97,10 +98,10 @@ def _arg(fn: str, lax_fn: Callable[..., Any]) -> Callable[..., Any]:
     def arg(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
         x = _array(a)
         if axis is None:
-            out = lax_fn(_flat(x), 0, np.int32)
+            out = lax_fn(_flat(x), 0, core.default_int())
             return _lax_reshape(out, (1,) * abstractify(x).ndim) if keepdims else out
         (axis,) = _axes(fn, x, axis)
-        return _keep(lax_fn(x, axis, np.int32), x, (axis,), keepdims)
+        return _keep(lax_fn(x, axis, core.default_int()), x, (axis,), keepdims)
     arg.__name__ = fn
     arg.__doc__ = (f"NumPy's ``{fn}``: the first extreme index along ``axis`` (of the "
                    f"flattened array if ``None``), as s32; a NaN wins.")
@@ -120,18 +121,28 @@ def _along(fn: str, a: Any, axis: int | None) -> tuple[Any, int]:
 
 
 def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *,
-         stable: bool = True) -> Any:
-    """Sorted copy along ``axis`` (NaNs last)."""
+         stable: bool = True, descending: bool = False) -> Any:
+    """Sorted copy along ``axis`` (NaNs last; ``descending``: reversed)."""
     x, axis = _along("sort", a, axis)
-    return sorting.sort(x, dimension=axis, is_stable=stable)
+    out = sorting.sort(x, dimension=axis, is_stable=stable)
+    return rev(out, (axis,)) if descending else out
 
 
 def argsort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *,
-            stable: bool = True) -> Any:
-    """The s32 indices that sort ``a`` along ``axis`` (stable; NaNs last)."""
+            stable: bool = True, descending: bool = False) -> Any:
+    """The indices (JAX's default int) that sort ``a`` along ``axis`` (stable;
+    NaNs last).  ``descending``: largest first, ties in their original order
+    (JAX's: a stable sort of the reversed array, its indices reversed back)."""
     x, axis = _along("argsort", a, axis)
-    index = broadcasted_iota(np.int32, abstractify(x).dimensions, axis)
-    return sorting.sort((x, index), dimension=axis, is_stable=stable, num_keys=1)[1]
+    n = abstractify(x).dimensions[axis]
+    if descending:
+        x = rev(x, (axis,))
+    index = broadcasted_iota(core.default_int(), abstractify(x).dimensions, axis)
+    out = sorting.sort((x, index), dimension=axis, is_stable=stable, num_keys=1)[1]
+    if descending:
+        last = ew.convert_element_type(n - 1, abstractify(out).element_type)
+        out = ew.sub(last, rev(out, (axis,)))
+    return out
 
 
 def _cumulative(fn: str, lax_fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -188,8 +199,10 @@ core.OPERATORS.update({
     "attr:all": lambda x: lambda axis=None, keepdims=False: all(x, axis, keepdims),
     "attr:argmax": lambda x: lambda axis=None, keepdims=False: argmax(x, axis, keepdims),
     "attr:argmin": lambda x: lambda axis=None, keepdims=False: argmin(x, axis, keepdims),
-    "attr:argsort": lambda x: lambda axis=-1: argsort(x, axis),
-    "attr:sort": lambda x: lambda axis=-1, kind=None, order=None: sort(x, axis),
+    "attr:argsort": lambda x: lambda axis=-1, kind=None, order=None, *, stable=True, \
+    descending=False: argsort(x, axis, stable=stable, descending=descending),
+    "attr:sort": lambda x: lambda axis=-1, kind=None, order=None, *, stable=True, \
+    descending=False: sort(x, axis, stable=stable, descending=descending),
     "attr:cumsum": lambda x: lambda axis=None, dtype=None: cumsum(x, axis, dtype),
     "attr:cumprod": lambda x: lambda axis=None, dtype=None: cumprod(x, axis, dtype),
     "attr:std": lambda x: lambda axis=None, ddof=0, keepdims=False: std(x, axis, ddof,

@@ -14,10 +14,11 @@ has no LU, QR, eigh or SVD op):
 * one-sided Jacobi SVD (real): ``svd``, ``svdvals``, ``pinv``, ``lstsq``,
   ``matrix_rank``, ``cond``, and the 2-norms and nuclear norms of ``norm``.
 
+``eig``/``eigvals`` (non-symmetric) run LAPACK on the host through a callback.
 Results follow JAX: ``eigh``/``svd``/``qr``/``slogdet`` return named tuples;
 ``solve`` treats a 1-D ``b`` as a vector and otherwise ``b[..., M, K]``;
-``lstsq`` always returns the residuals.  Not covered: ``eig``/``eigvals``
-(a non-symmetric eigensolver), and complex matrices in ``eigh``/``svd``.
+``lstsq`` always returns the residuals.  Not covered: complex matrices in
+``eigh``/``svd``, and derivatives of ``eig``.
 """
 from __future__ import annotations
 
@@ -48,14 +49,15 @@ from ._spectral import EighResult, SVDResult, eigh, eigvalsh, lstsq, matrix_rank
 from .._util import dims as _dims, element_type as _type
 
 __all__ = [
-    "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
-    "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot", "norm",
-    "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "tensorinv",
-    "tensorsolve", "trace", "vecdot", "vector_norm",
+    "cholesky", "cond", "cross", "det", "diagonal", "eig", "eigvals", "eigh", "eigvalsh", "inv",
+    "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
+    "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
+    "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm",
 ]
 
 QRResult = namedtuple("QRResult", "Q R")
 SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
+EigResult = namedtuple("EigResult", "eigenvalues eigenvectors")
 
 
 
@@ -158,8 +160,11 @@ def det(a: Any) -> Any:
 
 def matrix_power(a: Any, n: int) -> Any:
     """``a`` to the integer power ``n`` by repeated squaring (``n < 0``: of ``inv(a)``)."""
-    a = _matrices("matrix_power", _arraylike(a))
     n = operator.index(n)
+    a = _matrices("matrix_power", a) if n < 0 else _arraylike(a)  # integers stay integers
+    if len(_dims(a)) < 2 or _dims(a)[-1] != _dims(a)[-2]:
+        raise ValueError(f"matrix_power: expected (a batch of) square matrices, got shape "
+                         f"{_dims(a)}")
     if n < 0:
         a, n = inv(a), -n
     result = None
@@ -201,6 +206,31 @@ def tensorinv(a: Any, ind: int = 2) -> Any:
     if rows != cols:
         raise ValueError(f"tensorinv: {front} and {back} do not make a square matrix")
     return reshape(inv(reshape(a, (rows, cols))), back + front)
+
+
+# -- eig: LAPACK's geev on the host -------------------------------------------------------------
+
+def eig(a: Any) -> Any:
+    """Eigenvalues and right eigenvectors of general square matrices (complex
+    results, each eigenvector of unit norm), computed on the host by LAPACK's
+    ``geev`` through NumPy, as JAX computes them on CPU: eagerly, under
+    ``jit`` (a host callback) and ``vmap`` (one call per matrix).  No derivative."""
+    a = _matrices("eig", a)
+    t = _type(a)
+    ct = PT.C128 if t in (PT.F64, PT.C128) else PT.C64
+    dims = _dims(a)
+    from numxla._api import ShapeDtypeStruct, pure_callback
+
+    def host(m: np.ndarray) -> tuple:
+        w, v = np.linalg.eig(np.asarray(m))
+        return w.astype(ct.numpy_dtype), v.astype(ct.numpy_dtype)
+    return EigResult(*pure_callback(host, (ShapeDtypeStruct(dims[:-1], ct.numpy_dtype),
+                                           ShapeDtypeStruct(dims, ct.numpy_dtype)), a))
+
+
+def eigvals(a: Any) -> Any:
+    """The eigenvalues of general square matrices (complex; see :func:`eig`)."""
+    return eig(a)[0]
 
 
 # -- Cholesky and QR ---------------------------------------------------------------------------

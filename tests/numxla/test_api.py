@@ -19,7 +19,8 @@ def test_transforms_and_arrays_under_jax_names():
     out, f_jvp = jax.linearize(jnp.sin, np.float32(0.5))
     assert float(f_jvp(np.float32(2.0))) == pytest.approx(2 * np.cos(0.5), rel=1e-6)
     assert float(jax.grad(lambda v: lax.stop_gradient(v) * v)(3.0)) == 3.0
-    shape = jax.eval_shape(lambda v: {"y": v[:2] @ np.ones((2, 3), np.float32)}, x)
+    shape = jax.eval_shape(lambda v: {"y": v[:2] @ np.ones((2, 3), np.float32)},
+                           x.astype(np.float32))  # (x is f64: the suite runs with x64)
     assert shape["y"].shape == (3,) and shape["y"].dtype == np.float32
     assert "sin(" in str(jax.make_jaxpr(jnp.sin)(x))
     assert jax.numpy is jnp and jax.device_count() >= 1 and jax.process_index() == 0

@@ -400,19 +400,20 @@ F2 = np.zeros(2, np.float32)
                               c), F2,
      r"while: the body result \(f64\[2\]\) must equal the carry \(f32\[2\]\)"),
     (lambda c: lax.while_loop(lambda v: True, lambda v: (v, v), c), F2,
-     r"while: body_fun must return the carry's structure \*, got \(\*, \*\)"),
+     r"while: body_fun must return the carry's structure PyTreeDef\(\*\), got "
+     r"PyTreeDef\(\(\*, \*\)\)"),
     (lambda c: lax.cond(True, lambda: c, lambda: lax.convert_element_type(c, np.int32)), F2,
-     r"cond: false_fun returns \* of types \(s32\[2\]\) but true_fun returns \* of types "
-     r"\(f32\[2\]\)"),
+     r"cond: false_fun returns PyTreeDef\(\*\) of types \(s32\[2\]\) but true_fun returns "
+     r"PyTreeDef\(\*\) of types \(f32\[2\]\)"),
     (lambda c: lax.switch(0, [lambda: c, lambda: c, lambda: (c, c)]), F2,
-     r"switch: branch 2 returns \(\*, \*\) of types \(f32\[2\], f32\[2\]\) but branch 0 "
-     r"returns \*"),
+     r"switch: branch 2 returns PyTreeDef\(\(\*, \*\)\) of types \(f32\[2\], f32\[2\]\) but "
+     r"branch 0 returns PyTreeDef\(\*\)"),
     (lambda c: lax.cond(np.int32(1), lambda: c, lambda: c), F2,
      r"cond: pred must be a scalar pred, got s32\[\]"),
     (lambda c: lax.cond(lax.lt(c, 1.0), lambda: c, lambda: c), F2,
      r"cond: pred must be a scalar pred, got pred\[2\]"),
-    (lambda c: lax.switch(np.uint8(1), [lambda: c], ), F2,
-     r"switch: index must be a scalar s32, got u8\[\] \(convert with convert_element_type\)"),
+    (lambda c: lax.switch(np.float32(1), [lambda: c], ), F2,  # (integer types convert, as JAX's)
+     r"switch: index must be a scalar s32, got f32\[\] \(convert with convert_element_type\)"),
     (lambda c: lax.switch(np.array([0, 1], np.int32), [lambda: c]), F2,
      r"switch: index must be a scalar s32, got s32\[2\]"),
     (lambda c: lax.switch(True, [lambda: c, lambda: c]), F2,
@@ -433,7 +434,7 @@ F2 = np.zeros(2, np.float32)
     (lambda c: lax.scan(lambda s, x: (s, x), np.int32(0), np.float32(1)), F2,
      r"scan: every xs leaf must be an array with a leading dimension"),
     (lambda c: lax.scan(lambda s, x: s, np.float32(0), c), F2,
-     r"scan: f must return a pair \(carry, y\), got \*"),
+     r"scan: f must return a pair \(carry, y\), got PyTreeDef\(\*\)"),
     (lambda c: lax.map([c, np.zeros(3, np.float32)], lax.add), F2,
      r"map: operands must be arrays of the same dimensions \(operands: f32\[2\]\{0\}, "
      r"f32\[3\]\{0\}\)"),
@@ -442,7 +443,7 @@ F2 = np.zeros(2, np.float32)
     (lambda c: lax.map([c], lambda a: lax.broadcast_in_dim(a, (2,), ())), F2,
      r"map: the computation must return scalars, got \(f32\[2\]\)"),
     (lambda c: lax.map([], lax.neg), F2, r"map: needs at least one operand"),
-    (lambda c: lax.fori_loop(0.0, 3, lambda i, v: v, c), F2,
+    (lambda c: lax.fori_loop(np.float32(0.0), 3, lambda i, v: v, c), F2,
      r"fori_loop: lower must be an integer scalar, got f32\[\]"),
 ])
 def test_invalid_control_flow_raises_when_tracing(fn, arg, message):

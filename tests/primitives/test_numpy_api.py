@@ -19,7 +19,7 @@ from numxla.autodiff import check_grads, grad, vmap
 from numxla.compile import jit
 from numxla.tracer import pytree
 from numxla.tracer.config import config
-from numxla.tracer.core import ConcretizationError
+from numxla.tracer.core import ConcretizationError, default_float, default_int
 
 RNG = np.random.default_rng(20261125)
 TOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-11,
@@ -219,7 +219,8 @@ def test_nan_to_num(dtype):
 # -- scalar types and dtype functions ----------------------------------------------------------
 
 def test_scalar_types_and_dtype_functions():
-    assert np.dtype(xnp.float32) == np.float32 and xnp.zeros(2).dtype == xnp.float32
+    assert np.dtype(xnp.float32) == np.float32 and xnp.zeros(2, xnp.float32).dtype == xnp.float32
+    assert xnp.zeros(2).dtype == default_float().numpy_dtype  # (f64: the suite runs with x64)
     check(xnp.float32(3), np.float32(3))
     check(xnp.int16([1, 2]), np.array([1, 2], np.int16))
     assert xnp.asarray(np.ones(2), xnp.bfloat16).shape == (2,)
@@ -258,17 +259,18 @@ def test_defaults_without_x64_are_32_bit():
 # -- creation ----------------------------------------------------------------------------------
 
 def test_creation_functions():
+    F, I = default_float().numpy_dtype, default_int().numpy_dtype
     check(xnp.array([[1, 2], [3, 4]]), np.array([[1, 2], [3, 4]]))
     check(xnp.array([1, 2], dtype=np.float32, ndmin=3), np.array([1, 2], np.float32, ndmin=3))
     check(xnp.copy(np.arange(3)), np.arange(3))
-    check(xnp.empty((2, 3)), np.zeros((2, 3), np.float32))
+    check(xnp.empty((2, 3)), np.zeros((2, 3), F))  # JAX's defaults: F, I (64-bit with x64)
     check(xnp.empty_like(np.arange(3)), np.zeros(3, np.int64))
-    check(xnp.logspace(0, 3, 4), np.logspace(0, 3, 4).astype(np.float32))
+    check(xnp.logspace(0, 3, 4), np.logspace(0, 3, 4).astype(F))
     check(xnp.logspace(1, 2, 5, base=2.0, endpoint=False),
-          np.logspace(1, 2, 5, base=2.0, endpoint=False).astype(np.float32))
-    check(xnp.geomspace(1, 1000, 4), np.geomspace(1, 1000, 4).astype(np.float32))
+          np.logspace(1, 2, 5, base=2.0, endpoint=False).astype(F))
+    check(xnp.geomspace(1, 1000, 4), np.geomspace(1, 1000, 4).astype(F))
     check(xnp.geomspace(-2, -32, 5, dtype=np.float64), np.geomspace(-2, -32, 5))
-    check(xnp.indices((2, 3)), np.indices((2, 3)).astype(np.int32))
+    check(xnp.indices((2, 3)), np.indices((2, 3)).astype(I))
     check(xnp.indices((2, 3), sparse=True), np.indices((2, 3), sparse=True), dtype=False)
     check(xnp.fromfunction(lambda i, j: i + 2 * j, (2, 3), dtype=np.float32),
           np.fromfunction(lambda i, j: i + 2 * j, (2, 3), dtype=np.float32))
@@ -277,9 +279,9 @@ def test_creation_functions():
         check(xnp.meshgrid(a, b, c, indexing=indexing), np.meshgrid(a, b, c, indexing=indexing))
         check(xnp.meshgrid(a, b, sparse=True, indexing=indexing),
               np.meshgrid(a, b, sparse=True, indexing=indexing))
-    check(xnp.mgrid[0:2, 1:4], np.mgrid[0:2, 1:4].astype(np.int32))
-    check(xnp.mgrid[0:1:5j], np.mgrid[0:1:5j].astype(np.float32))
-    check(xnp.ogrid[0:2, 0:3], [g.astype(np.int32) for g in np.ogrid[0:2, 0:3]])
+    check(xnp.mgrid[0:2, 1:4], np.mgrid[0:2, 1:4].astype(I))
+    check(xnp.mgrid[0:1:5j], np.mgrid[0:1:5j].astype(F))
+    check(xnp.ogrid[0:2, 0:3], [g.astype(I) for g in np.ogrid[0:2, 0:3]])
     check(xnp.r_[1:4, 0, np.array([7, 8])], np.r_[1:4, 0, np.array([7, 8])].astype(np.int32),
           dtype=False)
     check(xnp.r_["-1,2,0", np.array([1, 2])], np.r_["-1,2,0", np.array([1, 2])])
@@ -311,7 +313,7 @@ def test_array_of_traced_values_and_eager_at():
 @pytest.mark.parametrize("k", [-2, 0, 1])
 def test_triangles_and_diagonals(k):
     m = normal((2, 4, 5), np.float64)
-    check(xnp.tri(4, 5, k), np.tri(4, 5, k).astype(np.float32))
+    check(xnp.tri(4, 5, k), np.tri(4, 5, k).astype(default_float().numpy_dtype))
     check(xnp.tril(m, k), np.tril(m, k))
     check(xnp.triu(m, k), np.triu(m, k))
     check(xnp.diag(m[0], k), np.diag(m[0], k))
@@ -561,7 +563,7 @@ def test_median_average_and_friends():
     check(xnp.average(x, None, w), np.average(x, None, w))
     check(xnp.average(x, 1, w[0], returned=True), np.average(x, 1, w[0], returned=True))
     check(xnp.average(x, 0, returned=True), np.average(x, 0, returned=True))
-    assert xnp.median(np.arange(4)).dtype == np.float32
+    assert xnp.median(np.arange(4, dtype=np.int32)).dtype == np.float32  # (int64: f64, as JAX)
 
 
 def test_cov_and_corrcoef():
@@ -831,7 +833,7 @@ def test_fft_matches_numpy(norm):
         check(getattr(F, name)(*args, norm=norm, **kwargs),
               getattr(np.fft, name)(*args, norm=norm, **kwargs), err=name)
     check(F.fft(a.astype(np.float32)), np.fft.fft(a).astype(np.complex64), tol=1e-4)
-    assert F.fft(np.arange(4)).dtype == np.complex64
+    assert F.fft(np.arange(4, dtype=np.int32)).dtype == np.complex64  # (int64 -> c128, as JAX)
 
 
 def test_fft_helpers():

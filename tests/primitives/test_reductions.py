@@ -14,7 +14,7 @@ import numxla.primitives as lax
 import numxla.primitives.numpy as xnp
 from numxla.primitives.reductions import reduce_sum_p
 from numxla.tracer import eval_graph, make_graph
-from numxla.tracer.core import ShapeError, bf16_array
+from numxla.tracer.core import ShapeError, bf16_array, default_int
 from numxla.tracer.shapes import bf16_to_f32
 
 RNG = np.random.default_rng(3)
@@ -312,7 +312,7 @@ def test_numpy_reductions_match_numpy():
     np.testing.assert_array_equal(run(lambda b: xnp.all(b, keepdims=True), b),
                                   np.all(b, keepdims=True))
     np.testing.assert_array_equal(xnp.all(np.array([2, 0, 1])), False)  # x != 0
-    assert xnp.prod(np.array([True, True])).dtype == np.int32
+    assert xnp.prod(np.array([True, True])).dtype == default_int().numpy_dtype  # (s64 with x64)
 
 
 def test_numpy_argmax_argmin():
@@ -321,7 +321,7 @@ def test_numpy_argmax_argmin():
     np.testing.assert_array_equal(run(lambda x: xnp.argmin(x, axis=0), x), np.argmin(x, 0))
     np.testing.assert_array_equal(xnp.argmax(x, axis=-1, keepdims=True),
                                   np.argmax(x, -1, keepdims=True))
-    assert xnp.argmax(x).dtype == np.int32
+    assert xnp.argmax(x).dtype == default_int().numpy_dtype  # JAX's default int (s64 with x64)
     assert xnp.argmax([1, 3, 2]) == 1 and xnp.max([[1, 5], [4, 2]], axis=0).tolist() == [4, 5]
 
 

@@ -17,6 +17,7 @@ from numxla.primitives.rng import RandomAlgorithm, philox4x32, rng_uniform_p, th
 from tests.conformance.harness import OpCall, load_cases, to_array
 from tests.conformance.ops_rng import rng_call
 from numxla.tracer import make_graph
+from numxla.tracer.config import config
 from numxla.tracer.core import ShapeError, bf16_array
 from numxla.tracer.shapes import PrimitiveType as PT, bf16_from_f32, bf16_to_f32
 
@@ -267,7 +268,8 @@ def test_seed_rng_makes_draws_reproducible():
     np.testing.assert_array_equal(lax.rng_normal(0.0, 1.0, (5,)), a)
 
 
-def test_python_scalars_give_f32():
+def test_python_scalars_give_f32(monkeypatch):
+    monkeypatch.setattr(config, "jax_enable_x64", False)  # (with x64: f64 and s64, as JAX's)
     assert lax.rng_uniform(0.0, 1.0, (3,)).dtype == np.float32
     assert lax.rng_uniform(0, 10, (3,)).dtype == np.int32
 

@@ -14,7 +14,8 @@ import numxla.primitives as lax
 import numxla.primitives.numpy as xnp
 from numxla.primitives.shape_ops import dynamic_slice_p
 from numxla.tracer import eval_graph, make_graph
-from numxla.tracer.core import ShapeError, bf16_array
+from numxla.tracer.config import config
+from numxla.tracer.core import ShapeError, bf16_array, default_float, default_int
 from numxla.tracer.shapes import PrimitiveType as PT, bf16_to_f32
 
 RNG = np.random.default_rng(11)
@@ -482,7 +483,8 @@ def test_traced_dynamic_slice_with_negative_start_clamps_to_zero():
     np.testing.assert_array_equal(run(f, A, np.int64(9)), [3.0, 4.0])
 
 
-def test_weak_type_is_kept_through_data_movement():
+def test_weak_type_is_kept_through_data_movement(monkeypatch):
+    monkeypatch.setattr(config, "jax_enable_x64", False)  # a Python float is then f32, weakly
     g = make_graph(lambda: (lax.rev(lax.broadcast(2.0, (3,)), (0,)),
                             lax.concatenate([lax.broadcast(2.0, (3,)),
                                              np.zeros(3, np.float32)], 0)))()
@@ -653,29 +655,30 @@ def test_rearranging_matches_numpy():
 
 
 def test_creation_functions_match_numpy():
+    F, I = default_float().numpy_dtype, default_int().numpy_dtype  # JAX's (64-bit with x64)
     checks = [
-        (xnp.zeros((2, 3)), np.zeros((2, 3), np.float32)),
+        (xnp.zeros((2, 3)), np.zeros((2, 3), F)),
         (xnp.ones(4, np.int8), np.ones(4, np.int8)),
-        (xnp.full((2, 2), 7), np.full((2, 2), 7, np.int32)),
+        (xnp.full((2, 2), 7), np.full((2, 2), 7, I)),
         (xnp.full((2, 3), np.array([1.0, 2.0, 3.0])), np.full((2, 3), [1.0, 2.0, 3.0])),
         (xnp.zeros_like(np.ones((2, 1), np.int16)), np.zeros((2, 1), np.int16)),
         (xnp.ones_like(np.ones(3), dtype=np.complex64), np.ones(3, np.complex64)),
         (xnp.full_like(np.ones((2,), np.uint8), 5, shape=(3, 2)), np.full((3, 2), 5, np.uint8)),
-        (xnp.arange(5), np.arange(5, dtype=np.int32)),
-        (xnp.arange(2, 11, 3), np.arange(2, 11, 3, dtype=np.int32)),
-        (xnp.arange(10, 0, -3), np.arange(10, 0, -3, dtype=np.int32)),
-        (xnp.arange(3, 1), np.arange(3, 1, dtype=np.int32)),
-        (xnp.arange(0.5, 3.0, 0.5), np.arange(0.5, 3.0, 0.5, dtype=np.float32)),
-        (xnp.eye(3), np.eye(3, dtype=np.float32)),
+        (xnp.arange(5), np.arange(5, dtype=I)),
+        (xnp.arange(2, 11, 3), np.arange(2, 11, 3, dtype=I)),
+        (xnp.arange(10, 0, -3), np.arange(10, 0, -3, dtype=I)),
+        (xnp.arange(3, 1), np.arange(3, 1, dtype=I)),
+        (xnp.arange(0.5, 3.0, 0.5), np.arange(0.5, 3.0, 0.5, dtype=F)),
+        (xnp.eye(3), np.eye(3, dtype=F)),
         (xnp.eye(3, 5, k=2, dtype=np.int32), np.eye(3, 5, k=2, dtype=np.int32)),
-        (xnp.eye(4, 2, k=-1), np.eye(4, 2, k=-1, dtype=np.float32)),
+        (xnp.eye(4, 2, k=-1), np.eye(4, 2, k=-1, dtype=F)),
         (xnp.identity(2, np.bool_), np.identity(2, np.bool_)),
     ]
     for k, (got, want) in enumerate(checks):
         assert got.dtype == want.dtype and got.shape == want.shape, k
         np.testing.assert_array_equal(got, want, err_msg=str(k))
     for args in [(0.0, 1.0, 5), (-2.0, 3.0, 7, False), (1.0, 1.0, 1), (0.0, 10.0, 0)]:
-        np.testing.assert_allclose(xnp.linspace(*args), np.linspace(*args).astype(np.float32),
+        np.testing.assert_allclose(xnp.linspace(*args), np.linspace(*args).astype(F),
                                    rtol=1e-6)
     assert xnp.linspace(0.0, 3.0, 7)[-1] == 3.0
 

@@ -11,7 +11,7 @@ import numxla.primitives as lax
 import numxla.primitives.numpy as xnp
 from numxla.primitives.sorting import sort_p
 from numxla.tracer import eval_graph, make_graph
-from numxla.tracer.core import ShapeError, bf16_array
+from numxla.tracer.core import ShapeError, bf16_array, default_int
 from numxla.tracer.shapes import bf16_to_f32
 
 RNG = np.random.default_rng(7)
@@ -224,7 +224,7 @@ def test_numpy_sort_and_argsort():
                                       np.sort(x, axis=axis))
         np.testing.assert_array_equal(run(lambda x: xnp.argsort(x, axis=axis), x),
                                       np.argsort(x, axis=axis, kind="stable"))
-    assert xnp.argsort(x).dtype == np.int32
+    assert xnp.argsort(x).dtype == default_int().numpy_dtype  # JAX's default int (s64 with x64)
 
 
 def test_numpy_cumulative():
@@ -233,4 +233,4 @@ def test_numpy_cumulative():
     np.testing.assert_array_equal(xnp.cumsum(x, axis=0), np.cumsum(x, axis=0))
     np.testing.assert_array_equal(xnp.cumprod(x, axis=1), np.cumprod(x, axis=1))
     np.testing.assert_array_equal(xnp.cumsum(x > 0, axis=1), np.cumsum(x > 0, axis=1))
-    assert xnp.cumsum(x > 0).dtype == np.int32
+    assert xnp.cumsum(x > 0).dtype == default_int().numpy_dtype  # JAX's default int (s64 with x64)

@@ -41,7 +41,7 @@ def logpdf(x: Any, mean: Any, cov: Any, allow_singular: None = None) -> Any:
         return -0.5 * xnp.sum(y * y, axis=-1) / cov - n / 2 * (log_2pi + xnp.log(cov))
     if cov.ndim < 2 or cov.shape[-2:] != (n, n):
         raise ValueError("multivariate_normal.logpdf got incompatible shapes")
-    chol = lax.cholesky(cov)
+    chol = xnp.linalg.cholesky(cov)  # symmetrized input, as JAX's (a symmetric gradient)
     z = _solve_lower(chol, y)
     log_det = xnp.sum(xnp.log(xnp.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
     return -0.5 * xnp.sum(z * z, axis=-1) - n / 2 * log_2pi - log_det

@@ -1,0 +1,32 @@
+"""``jax.experimental``: ``enable_x64``/``disable_x64`` (context managers
+switching ``jax_enable_x64``) and ``ode.odeint``."""
+from __future__ import annotations
+
+import contextlib
+import importlib
+from typing import Any, Iterator
+
+from numxla.tracer.config import config
+
+__all__ = ["enable_x64", "disable_x64", "ode"]
+
+
+@contextlib.contextmanager
+def enable_x64(new_val: bool = True) -> Iterator[None]:
+    """64-bit types on (or ``new_val``) while the block runs."""
+    saved = config.jax_enable_x64
+    config.update("jax_enable_x64", new_val)
+    try:
+        yield
+    finally:
+        config.update("jax_enable_x64", saved)
+
+
+def disable_x64() -> Any:
+    return enable_x64(False)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ode":
+        return importlib.import_module(f"{__name__}.ode")
+    raise AttributeError(f"module 'numxla.experimental' has no attribute {name!r}")

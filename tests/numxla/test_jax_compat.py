@@ -1,0 +1,180 @@
+"""What JAX programs rely on beyond the op set, one behaviour per test: JAX's
+promotion in eager arithmetic, the x64 switch, arrays' Python protocol, the
+API names JAX programs import, and the fast path of eager random calls.
+(tests/numxla/test_programs.py runs whole programs; these pin the pieces.)"""
+import time
+
+import numpy as np
+import pytest
+
+import numxla as jax
+import numxla.numpy as jnp
+from numxla import lax, random
+from numxla.tracer.config import config
+
+
+@pytest.fixture
+def x64_off(monkeypatch):
+    monkeypatch.setattr(config, "jax_enable_x64", False)
+    monkeypatch.setenv("NUMXLA_TIERED", "reference")  # jit on tier 0: nothing compiled
+
+
+def test_eager_arithmetic_promotes_as_jax(x64_off):
+    f, i = jnp.ones(3), jnp.arange(3)
+    jitted = jax.jit(lambda a: a * 2)(f)
+    assert (f + i).dtype == np.float32 and (i + 1.5).dtype == np.float32
+    assert (i / 2).dtype == np.float32 and (jnp.ones(2, jnp.float16) + 1.0).dtype == np.float16
+    assert (f * np.float64(2)).dtype == np.float32 and (np.float64(2) * f).dtype == np.float32
+    assert (np.ones(3) + f).dtype == np.float32 and (np.ones(3) + jitted).dtype == np.float32
+    assert (jitted + i).dtype == np.float32
+    assert i.mean().dtype == np.float32 and i.sum().dtype == np.int32
+    assert jnp.sum(jnp.ones(2, jnp.int8)).dtype == np.int32  # promote_integers
+    assert f.astype(np.float64).dtype == np.float32
+    assert (f == pytest.approx(1.0))  # unknown operands: NotImplemented, Python asks the other
+
+
+def test_x64_makes_python_scalars_and_defaults_64_bit(monkeypatch):
+    monkeypatch.setattr(config, "jax_enable_x64", False)
+    jax.config.update("jax_enable_x64", True)
+    assert jnp.asarray(1.5).dtype == np.float64 and jnp.asarray(2).dtype == np.int64
+    assert jnp.zeros(2).dtype == np.float64 and jnp.arange(3).dtype == np.int64
+    assert (jnp.arange(3, dtype=jnp.int32) + 1.5).dtype == np.float64
+    assert (jnp.ones(2, jnp.float32) * 2.5).dtype == np.float32   # weak: the array's type
+    assert jnp.mean(jnp.arange(3, dtype=jnp.int32)).dtype == np.float32  # as JAX
+    assert random.normal(random.PRNGKey(0), (2,)).dtype == np.float64
+    jax.config.update("jax_platform_name", "cpu")  # JAX's other settings are accepted
+
+
+def test_arrays_behave_as_jax_arrays(x64_off):
+    x = jnp.array([[1.0, 2.5], [-3.0, 4.0]])
+    jitted = jax.jit(lambda a: a + 1)(x)
+    assert repr(x) == "Array([[ 1. ,  2.5],\n       [-3. ,  4. ]], dtype=float32)"
+    assert str(x) == str(np.asarray(x)) and repr(jnp.zeros((2, 0))).endswith(
+        "shape=(2, 0), dtype=float32)")
+    assert f"{x[0, 1]:.2f}" == "2.50" and "{:.1f}".format(jitted[0, 0]) == "2.0"
+    assert float(x[0, 1]) == 2.5 and int(jnp.int32(7)) == 7 and len(x) == 2
+    assert [type(r).__name__ for r in jitted] == ["EagerArray", "EagerArray"]
+    assert x[1].block_until_ready() is not None and x[1, 1].shape == ()
+    assert round(jnp.array(2.567), 2) == pytest.approx(2.57) and round(jnp.array(2.5)) == 2
+    assert isinstance(x, jax.Array) and isinstance(jitted, jax.Array)
+    assert type(jax.device_get(jitted)) is np.ndarray
+    assert jnp.asarray(np.ones(3)).at[0].set(5.0).tolist() == [5.0, 1.0, 1.0]
+    assert jnp.arange(10)[11] == 9 and jnp.arange(4.0).at[jnp.array([5])].get() == 3.0
+    assert jnp.arange(4.0).at[jnp.array([5])].set(1.0).tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert np.unique(jnp.array([3, 1, 3])).tolist() == [1, 3]   # NumPy sees a plain array
+    built = jax.jit(lambda v: jnp.array([v.sum(), v.max(), 2.0]))(jnp.arange(3.0))
+    assert built.tolist() == [3.0, 2.0, 2.0]
+    assert jax.jit(lambda v: (v.var(), v.nbytes))(jnp.arange(4.0))[0] == pytest.approx(1.25)
+
+
+def test_at_updates_and_indexing_idioms(x64_off):
+    v = jnp.arange(3.0)
+    assert v.at[1:].divide(2.0).tolist() == [0.0, 0.5, 1.0]
+    assert v.at[1].power(2.0).tolist() == [0.0, 1.0, 2.0]
+    assert v.at[jnp.array([0, 0])].apply(lambda a: a + 1.0).tolist() == [2.0, 1.0, 2.0]
+    assert jax.grad(lambda a: a.at[1].divide(2.0).sum())(jnp.ones(3)).tolist() == [1, 0.5, 1]
+    assert jnp.pad(jnp.arange(3.0), 2, mode="reflect").tolist() == [2, 1, 0, 1, 2, 1, 0]
+    assert jnp.repeat(jnp.arange(3), jnp.array([1, 0, 2]), total_repeat_length=3).tolist() == \
+        [0, 2, 2]
+    assert jnp.argsort(jnp.array([3, 1, 3, 2]), descending=True).tolist() == [0, 2, 3, 1]
+    assert lax.map(lambda a: a.sum(), jnp.arange(10.0).reshape(5, 2), batch_size=2).tolist() == \
+        [1.0, 5.0, 9.0, 13.0, 17.0]
+
+
+def test_vmap_axis_name_collectives(x64_off):
+    x = jnp.arange(4.0)
+    assert jax.vmap(lambda a: a - lax.pmean(a, "i"), axis_name="i")(x).tolist() == \
+        [-1.5, -0.5, 0.5, 1.5]
+    assert jax.vmap(lambda a: lax.axis_index("i"), axis_name="i")(x).tolist() == [0, 1, 2, 3]
+    assert jax.vmap(lambda a: lax.all_gather(a, "i"), axis_name="i")(x[:2]).tolist() == \
+        [[0.0, 1.0], [0.0, 1.0]]
+    nested = jax.vmap(jax.vmap(lambda a: lax.psum(a, "j") + lax.psum(a, "i"), axis_name="j"),
+                      axis_name="i")(jnp.arange(6.0).reshape(2, 3))
+    assert nested.tolist() == [[6.0, 8.0, 10.0], [15.0, 17.0, 19.0]]
+    grads = jax.grad(lambda v: jax.vmap(lambda a: a * lax.psum(a, "i"), axis_name="i")(v).sum())
+    assert grads(jnp.arange(3.0)).tolist() == [6.0, 6.0, 6.0]
+
+
+def test_tree_util_paths_and_printing():
+    tu = jax.tree_util
+    tree = {"a": [1, (2, 3)], "b": None}
+    paths = [tu.keystr(p) for p, _ in tu.tree_flatten_with_path(tree)[0]]
+    assert paths == ["['a'][0]", "['a'][1][0]", "['a'][1][1]"]
+    assert str(tu.tree_structure(tree)) == "PyTreeDef({'a': [*, (*, *)], 'b': None})"
+    assert tu.tree_map_with_path(lambda p, x: len(p) * x, tree) == {"a": [2, (6, 9)], "b": None}
+    assert tu.tree_map(lambda x, y: (x, y), [1, 2], [[3], 4]) == [(1, [3]), (2, 4)]  # prefix
+    assert jax.tree.transpose(tu.tree_structure([0, 0]), tu.tree_structure((0, 0)),
+                              [(1, 2), (3, 4)]) == ([1, 3], [2, 4])
+    assert tu.tree_leaves([None, 1], is_leaf=lambda x: x is None) == [None, 1]
+
+
+def test_top_level_names_jax_programs_use(x64_off):
+    assert jax.jacobian(jnp.sin)(0.0) == 1.0
+    assert jax.linear_transpose(lambda x: 2 * x, 1.0)(3.0)[0] == 6.0
+    out = jax.vmap(lambda x: jax.pure_callback(lambda v: np.asarray(v) * 2,
+                                               jax.ShapeDtypeStruct((), np.float32), x))(
+        jnp.arange(3.0))
+    assert out.tolist() == [0.0, 2.0, 4.0]
+
+    @jax.custom_gradient
+    def f(x):
+        return x ** 2, lambda g: (g * 10 * x,)
+    assert jax.grad(f)(3.0) == 30.0
+    traced = []
+    g = jax.jit(lambda x: traced.append(type(x).__name__) or x * 2)
+    with jax.disable_jit():
+        g(jnp.ones(2))
+    assert traced == ["EagerArray"]
+    assert jax.jit(lambda x: x * 2, donate_argnums=0)(jnp.ones(2)).tolist() == [2.0, 2.0]
+    assert jax.device_put({"a": np.ones(2)}, jax.devices()[0])["a"].dtype == np.float32
+    with jax.experimental.enable_x64():
+        assert jnp.asarray(1.0).dtype == np.float64
+    assert jax.jacrev(lambda x: (x ** 2, x.sum()), has_aux=True)(jnp.arange(2.0))[1] == 1.0
+    flat, unravel = jax.flatten_util.ravel_pytree({"w": jnp.ones((2, 2)), "b": jnp.zeros(1)})
+    assert flat.shape == (5,) and unravel(flat)["w"].shape == (2, 2)
+    assert jax.ops.segment_sum(jnp.arange(5.0), jnp.array([0, 0, 1, 2, 2]), 3).tolist() == \
+        [1.0, 2.0, 7.0]
+
+
+def test_scipy_linalg_signal_optimize(x64_off):
+    import numxla.scipy.linalg as sl
+    a = jnp.array([[4.0, 2.0], [2.0, 3.0]])
+    x = sl.cho_solve(sl.cho_factor(a), jnp.ones(2))
+    np.testing.assert_allclose(np.asarray(a @ x), [1.0, 1.0], rtol=1e-6)
+    np.testing.assert_allclose(sl.lu_solve(sl.lu_factor(a), jnp.ones(2)), x, rtol=1e-6)
+    np.testing.assert_allclose(sl.expm(jnp.array([[0.0, 1.0], [-1.0, 0.0]])),
+                               [[np.cos(1), np.sin(1)], [-np.sin(1), np.cos(1)]], rtol=1e-6)
+    assert jax.scipy.signal.convolve(jnp.arange(4.0), jnp.ones(2)).tolist() == \
+        [0.0, 1.0, 3.0, 5.0, 3.0]
+    res = jax.scipy.optimize.minimize(lambda v: jnp.sum((v - 2.0) ** 2), jnp.zeros(2),
+                                      method="BFGS")
+    assert bool(res.success) and np.allclose(res.x, 2.0, atol=1e-5)
+    w = jnp.linalg.eigvals(jnp.array([[1.0, 2.0], [-3.0, 1.0]]))
+    np.testing.assert_allclose(sorted(np.asarray(w).imag), [-np.sqrt(6), np.sqrt(6)], rtol=1e-6)
+
+
+def test_example_libraries(x64_off):
+    from numxla.example_libraries import optimizers, stax
+    init, apply = stax.serial(stax.Conv(2, (3, 3), padding="SAME"), stax.Relu,
+                              stax.MaxPool((2, 2), (2, 2)), stax.Flatten, stax.Dense(3))
+    out_shape, params = init(random.PRNGKey(0), (-1, 4, 4, 1))
+    assert out_shape == (0, 3)  # JAX's too: MaxPool's shape rule clips the -1 batch to 0
+    assert apply(params, jnp.ones((2, 4, 4, 1))).shape == (2, 3)
+    opt_init, opt_update, get_params = optimizers.adam(0.1)
+    state = opt_init({"x": jnp.ones(2)})
+    state = jax.jit(opt_update)(0, {"x": jnp.ones(2)}, state)
+    np.testing.assert_allclose(get_params(state)["x"], [0.9, 0.9], rtol=1e-5)
+
+
+def test_eager_random_calls_go_through_a_cached_jit(monkeypatch):
+    monkeypatch.setattr(config, "jax_enable_x64", False)
+    monkeypatch.setenv("NUMXLA_TIERED", "reference")  # hot signatures: jit's tier 0
+    key = random.PRNGKey(0)
+    first = random.split(key)
+    for _ in range(3):
+        routed = random.split(key)
+    assert routed.tolist() == first.tolist()
+    monkeypatch.setenv("NUMXLA_TIERED", "1")
+    start = time.perf_counter()
+    random.truncated_normal(key, -1.0, 1.0, (4,))  # eager, once: not compiled, but quick
+    assert time.perf_counter() - start < 1.0
