@@ -44,7 +44,7 @@ from numxla.tracer.shapes import PrimitiveType as PT
 
 from ._subgraph import Computation, scalar_avals, trace_computation
 from ._util import as_int_tuple
-from .elementwise import add, convert_element_type, lt, promote
+from .elementwise import add, clamp, convert_element_type, lt, promote
 
 __all__ = ["while_loop", "fori_loop", "cond", "switch", "conditional", "scan", "call", "map",
            "map_sequential"]
@@ -344,8 +344,9 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
 
 
 def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
-    """``branches[index](*operands)``; ``index`` is a scalar s32 and, as in XLA
-    (not JAX), an index outside ``[0, len(branches))`` runs the LAST branch."""
+    """``branches[index](*operands)``; ``index`` is an integer scalar, clamped
+    into ``[0, len(branches))`` as JAX's ``switch`` does (XLA's own
+    :func:`conditional` runs the last branch for any index out of range)."""
     branches = list(branches)
     if not branches:
         raise ShapeError("switch", "branches must hold at least one function")
@@ -355,6 +356,9 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
         index = (np.int32(max(min(index, 2 ** 31 - 1), -2 ** 31)) if isinstance(index, int)
                  else convert_element_type(index, PT.S32))
     _check_selector("switch", index, PT.S32, "index")
+    last = np.int32(len(branches) - 1)
+    index = (np.int32(min(max(int(index), 0), last)) if isinstance(index, (int, np.integer))
+             else clamp(np.int32(0), index, last))
     return _conditional("switch", index, branches, [operands] * len(branches),
                         [f"branch {b}" for b in range(len(branches))])
 

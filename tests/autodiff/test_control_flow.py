@@ -60,7 +60,7 @@ def test_cond_grads(pred, shape):
     _check(lambda x, w: _cond_fn(np.bool_(pred), x, w), (x, w))
 
 
-@pytest.mark.parametrize("index", [0, 1, 2, -1, 7])   # out of range: the last branch (XLA)
+@pytest.mark.parametrize("index", [0, 1, 2, -1, 7])   # out of range: clamped (JAX)
 def test_switch_grads(index):
     rng = _rng(index + 3)
     x, w = _normal(rng, 4), _normal(rng, 4)
@@ -112,7 +112,7 @@ def test_cond_vmap_batched_predicate(in_axes):
 @pytest.mark.parametrize("in_axes", [(0, 0), (0, None), (None, 1)])
 def test_switch_vmap(in_axes):
     rng = _rng(9)
-    index = np.array([0, 2, 1, -3, 9], np.int32)      # out of range: the last branch
+    index = np.array([0, 2, 1, -3, 9], np.int32)      # out of range: clamped
     x = _arg(rng, (2,), in_axes[1], 5)
     if in_axes[0] is None:
         index = np.int32(1)

@@ -109,9 +109,10 @@ def test_xla_conditional_gives_each_branch_its_own_operand_type():
 
 
 @pytest.mark.parametrize("index", [-5, -1, 0, 1, 2, 3, 100])
-def test_switch_out_of_range_index_runs_the_last_branch(index):
+def test_switch_clamps_an_out_of_range_index(index):
     branches = [lambda x, k=k: lax.add(x, float(10 ** k)) for k in range(3)]
-    want = 1.0 + 10 ** (index if 0 <= index < 3 else 2)   # XLA, not JAX's clamping
+    want = 1.0 + 10 ** min(max(index, 0), 2)   # JAX's switch clamps (XLA's conditional would
+    # run the last branch: test_conditional_out_of_range_index_runs_the_last_branch)
     assert lax.switch(index, branches, np.float32(1)) == want
     assert traced(lambda i, x: lax.switch(i, branches, x))(np.int32(index), np.float32(1)) == \
         want
@@ -279,12 +280,22 @@ def test_map_matches_numpy_over_random_shapes():
         np.testing.assert_array_equal(out, a * b - 2 * a)
 
 
-def test_switch_matches_python_indexing_with_xla_default():
+def test_switch_matches_python_indexing_clamped():
     branches = [lambda x, k=k: lax.mul(x, float(k + 2)) for k in range(4)]
     f = traced(lambda i, x: lax.switch(i, branches, x))
     for index in rng.integers(-6, 9, 15):
-        k = int(index) if 0 <= index < 4 else 3
+        k = min(max(int(index), 0), 3)
         assert f(np.int32(index), np.float32(1.5)) == 1.5 * (k + 2)
+
+
+@pytest.mark.parametrize("index", [-5, -1, 2, 7])
+def test_conditional_out_of_range_index_runs_the_last_branch(index):
+    fns = [lambda x, k=k: lax.add(x, float(10 ** k)) for k in range(3)]
+    want = 1.0 + 10 ** (index if 0 <= index < 3 else 2)   # XLA's Conditional
+    ops = [np.float32(1)] * 3
+    assert lax.conditional(np.int32(index), fns, ops) == want
+    assert traced(lambda i, x: lax.conditional(i, fns, [x] * 3))(np.int32(index),
+                                                                 np.float32(1)) == want
 
 
 # --------------------------------------------------------------------------
