@@ -605,13 +605,67 @@ class BF16Array(np.ndarray):
     def __numxla_aval__(self) -> AbstractValue:
         return AbstractValue(Shape(PrimitiveType.BF16, self.shape))
 
-    def __repr__(self) -> str:
+    def values(self) -> np.ndarray:
+        """The values, as f32 (exactly: every bf16 is an f32)."""
         from .shapes import bf16_to_f32
-        return f"BF16Array({bf16_to_f32(np.asarray(self))!r})"
+        return bf16_to_f32(self.view(np.ndarray))
+
+    def __repr__(self) -> str:
+        return array_repr(self.values(), "bfloat16")
+
+    def __str__(self) -> str:
+        return str(self.values())
+
+    def __format__(self, spec: str) -> str:
+        value = self.values()
+        return format(value[()] if value.ndim == 0 else value, spec)
 
     # NumPy arithmetic would act on the raw words: operators go to the op set.
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return NotImplemented
+
+    def __getitem__(self, index: Any) -> Any:
+        """Indexing as an eager array's (clamped, traced indices trace); the
+        result keeps the words, a single element as a 0-d BF16Array."""
+        if _has_tracer(index):
+            return OPERATORS["__getitem__"](self, index)
+        try:
+            return np.asarray(self.view(np.ndarray)[_numpy_index(index)]).view(BF16Array)
+        except IndexError as error:
+            if "out of bounds" not in str(error):
+                raise
+            return OPERATORS["attr:at"](self)[index].get(mode="clip")
+
+    def __iter__(self) -> Iterator[Any]:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    @property
+    def at(self) -> Any:
+        return OPERATORS["attr:at"](self)
+
+    def block_until_ready(self) -> "BF16Array":
+        return self
+
+    def tolist(self) -> Any:
+        return self.values().tolist()
+
+    def item(self, *args: Any) -> Any:
+        return self.values().item(*args)
+
+    def __float__(self) -> float:
+        return float(self.values())
+
+    def __int__(self) -> int:
+        return int(self.values())
+
+    def __bool__(self) -> bool:
+        return bool(self.values())
+
+
+for _name in EAGER_METHODS:
+    setattr(BF16Array, _name, _eager_method(_name))
 
 
 

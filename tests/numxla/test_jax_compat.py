@@ -178,3 +178,14 @@ def test_eager_random_calls_go_through_a_cached_jit(monkeypatch):
     start = time.perf_counter()
     random.truncated_normal(key, -1.0, 1.0, (4,))  # eager, once: not compiled, but quick
     assert time.perf_counter() - start < 1.0
+
+
+def test_bf16_arrays_show_and_convert_their_values():
+    a = jnp.array([1.5, 2.25], jnp.bfloat16)
+    assert repr(a) == "Array([1.5 , 2.25], dtype=bfloat16)" and str(a) == "[1.5  2.25]"
+    assert f"{a[0]:.2f}" == "1.50" and float(a[1]) == 2.25 and a.tolist() == [1.5, 2.25]
+    f32 = a.astype(jnp.float32)
+    assert f32.dtype == np.float32 and f32.tolist() == [1.5, 2.25]
+    assert float(a.sum()) == 3.75 and [float(x) for x in a] == [1.5, 2.25]
+    assert float(a[7]) == 2.25  # clamped, as JAX's
+    assert a.at[0].set(3.0).tolist() == [3.0, 2.25]
