@@ -1,14 +1,13 @@
 """``jax.experimental``: ``enable_x64``/``disable_x64`` (context managers
-switching ``jax_enable_x64``) and ``ode.odeint``."""
+switching ``jax_enable_x64``)."""
 from __future__ import annotations
 
 import contextlib
-import importlib
 from typing import Any, Iterator
 
 from numxla.tracer.config import config
 
-__all__ = ["enable_x64", "disable_x64", "ode"]
+__all__ = ["enable_x64", "disable_x64"]
 
 
 @contextlib.contextmanager
@@ -24,9 +23,3 @@ def enable_x64(new_val: bool = True) -> Iterator[None]:
 
 def disable_x64() -> Any:
     return enable_x64(False)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "ode":
-        return importlib.import_module(f"{__name__}.ode")
-    raise AttributeError(f"module 'numxla.experimental' has no attribute {name!r}")

@@ -23,7 +23,7 @@ import numpy as np
 PROGRAMS = ("mnist_mlp", "vae", "kernel_lsq", "gaussian_process", "dp_sgd", "rnn_scan",
             "neural_ode", "hvp", "adam_tree", "custom_rules", "control_flow",
             "indexing_linalg", "random_idioms", "dtypes_printing", "mcmc", "cnn", "stax_mnist",
-            "transformer", "optimization", "x64", "ode_adjoint", "quickstart")
+            "transformer", "x64", "quickstart")
 
 # (rtol, atol) where a program's results go through ill-conditioned steps (a log-likelihood
 # near 0 from terms of order 1): f32 rounding differs between any two implementations
@@ -71,9 +71,9 @@ def flatten(tree: Any, path: str = "") -> dict[str, Any]:
 # the modules a program may import from ``jax`` (``from jax.scipy import stats``...)
 _SUBMODULES = ("numpy", "numpy.linalg", "numpy.fft", "lax", "random", "nn", "nn.initializers",
                "tree_util", "tree", "debug", "scipy", "scipy.special", "scipy.stats",
-               "scipy.linalg", "scipy.optimize", "dtypes", "errors", "example_libraries",
+               "scipy.linalg", "dtypes", "errors", "example_libraries",
                "example_libraries.optimizers", "example_libraries.stax", "flatten_util", "ops",
-               "experimental", "experimental.ode")
+               "experimental")
 
 
 @contextlib.contextmanager
@@ -114,10 +114,8 @@ def record(jax: Any, path: str = RESULTS_PATH) -> None:
     """Run every program on real JAX and write the results file."""
     import jax.example_libraries.optimizers  # noqa: F401  (JAX loads these lazily)
     import jax.example_libraries.stax  # noqa: F401
-    import jax.experimental.ode  # noqa: F401
     import jax.flatten_util  # noqa: F401
     import jax.numpy  # noqa: F401
-    import jax.scipy.optimize  # noqa: F401
     import jax.scipy.linalg  # noqa: F401
     import jax.scipy.special  # noqa: F401
     import jax.scipy.stats  # noqa: F401
