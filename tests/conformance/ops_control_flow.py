@@ -63,8 +63,10 @@ def _if(call: OpCall):
 
 @register("case")
 def _case(call: OpCall):
-    branches = [lambda r=r: _as_tuple(r()) for r in _argless_regions(call)]
-    return _results(lax.switch(call.operands[0], branches))
+    # XLA's Conditional (an index out of range runs the last branch), not
+    # lax.switch, which clamps as JAX's does
+    branches = [lambda _, r=r: _as_tuple(r()) for r in _argless_regions(call)]
+    return _results(lax.conditional(call.operands[0], branches, [()] * len(branches)))
 
 
 @register("map")
