@@ -1,11 +1,11 @@
-"""``jax.scipy`` for numxla: ``special``, ``stats``, ``linalg``, ``signal`` and ``integrate``
-(loaded on first use)."""
+"""``jax.scipy`` for numxla: ``special``, ``stats``, ``linalg``, ``signal``, ``integrate``
+and ``optimize`` (``minimize`` by BFGS) (loaded on first use)."""
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-_SUBMODULES = ("special", "stats", "linalg", "signal", "integrate")
+_SUBMODULES = ("special", "stats", "linalg", "signal", "integrate", "optimize")
 
 
 def __getattr__(name: str) -> Any:

@@ -186,3 +186,23 @@ def test_bf16_arrays_show_and_convert_their_values():
     assert float(a.sum()) == 3.75 and [float(x) for x in a] == [1.5, 2.25]
     assert float(a[7]) == 2.25  # clamped, as JAX's
     assert a.at[0].set(3.0).tolist() == [3.0, 2.25]
+
+
+def test_scipy_optimize_minimize_bfgs():
+    from numxla.scipy.optimize import minimize
+
+    def rosenbrock(x):
+        return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+    res = minimize(rosenbrock, np.array([-1.2, 1.0, 0.5, -0.3]), method="BFGS")
+    assert bool(res.success) and int(res.status) == 0 and int(res.nit) > 5
+    np.testing.assert_allclose(res.x, np.ones(4), atol=1e-4)   # SciPy's minimum too
+    # a quadratic with arguments: the minimum is the shift, the inverse Hessian diag(1/2w)
+    w = np.array([1.0, 2.0, 3.0])
+    res = minimize(lambda x, a: jnp.sum(w * (x - a) ** 2), np.zeros(3),
+                   args=(np.array([1.0, -2.0, 3.0]),), method="BFGS")
+    np.testing.assert_allclose(res.x, [1.0, -2.0, 3.0], atol=1e-6)
+    np.testing.assert_allclose(np.diag(np.asarray(res.hess_inv)), 1 / (2 * w), rtol=1e-3)
+    short = minimize(rosenbrock, np.array([-1.2, 1.0]), method="BFGS", options={"maxiter": 2})
+    assert not bool(short.success) and int(short.status) == 1 and int(short.nit) == 2
+    with pytest.raises(ValueError, match="method"):
+        minimize(rosenbrock, np.zeros(2), method="Nelder-Mead")
