@@ -83,6 +83,11 @@ def optimizer(opt_maker: Callable[..., tuple[Callable, Callable, Callable]]
 
 # -- optimizers -------------------------------------------------------------------------------
 
+def _first(state: Any) -> Any:
+    """The parameters of a per-leaf state ``(x, *moments)``."""
+    return state[0]
+
+
 @optimizer
 def sgd(step_size: Any) -> tuple:
     """Stochastic gradient descent."""
@@ -112,9 +117,7 @@ def momentum(step_size: Any, mass: float) -> tuple:
         velocity = mass * velocity + g
         return x - step_size(i) * velocity, velocity
 
-    def get_params(state: Any) -> Any:
-        return state[0]
-    return init, update, get_params
+    return init, update, _first
 
 
 @optimizer
@@ -130,9 +133,7 @@ def nesterov(step_size: Any, mass: float) -> tuple:
         velocity = mass * velocity + g
         return x - step_size(i) * (mass * velocity + g), velocity
 
-    def get_params(state: Any) -> Any:
-        return state[0]
-    return init, update, get_params
+    return init, update, _first
 
 
 @optimizer
@@ -150,9 +151,7 @@ def adagrad(step_size: Any, momentum: float = 0.9) -> tuple:
         m = (1. - momentum) * (g * g_sq_inv_sqrt) + momentum * m
         return x - step_size(i) * m, g_sq, m
 
-    def get_params(state: Any) -> Any:
-        return state[0]
-    return init, update, get_params
+    return init, update, _first
 
 
 @optimizer
@@ -168,9 +167,7 @@ def rmsprop(step_size: Any, gamma: float = 0.9, eps: float = 1e-8) -> tuple:
         avg_sq_grad = avg_sq_grad * gamma + jnp.square(g) * (1. - gamma)
         return x - step_size(i) * g / jnp.sqrt(avg_sq_grad + eps), avg_sq_grad
 
-    def get_params(state: Any) -> Any:
-        return state[0]
-    return init, update, get_params
+    return init, update, _first
 
 
 @optimizer
@@ -188,9 +185,7 @@ def rmsprop_momentum(step_size: Any, gamma: float = 0.9, eps: float = 1e-8,
         mom = momentum * mom + step_size(i) * g / jnp.sqrt(avg_sq_grad + eps)
         return x - mom, avg_sq_grad, mom
 
-    def get_params(state: Any) -> Any:
-        return state[0]
-    return init, update, get_params
+    return init, update, _first
 
 
 @optimizer
@@ -209,9 +204,7 @@ def adam(step_size: Any, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) 
         vhat = v / (1 - jnp.asarray(b2, m.dtype) ** (i + 1))
         return x - step_size(i) * mhat / (jnp.sqrt(vhat) + eps), m, v
 
-    def get_params(state: Any) -> Any:
-        return state[0]
-    return init, update, get_params
+    return init, update, _first
 
 
 @optimizer
@@ -228,9 +221,7 @@ def adamax(step_size: Any, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8
         u = jnp.maximum(b2 * u, jnp.abs(g))
         return x - (step_size(i) / (1 - b1 ** (i + 1))) * m / (u + eps), m, u
 
-    def get_params(state: Any) -> Any:
-        return state[0]
-    return init, update, get_params
+    return init, update, _first
 
 
 @optimizer

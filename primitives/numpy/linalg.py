@@ -46,6 +46,7 @@ from ._shaping import diagonal as _diagonal, matrix_transpose
 from ._shaping import trace as _trace
 from ._spectral import EighResult, SVDResult, eigh, eigvalsh, lstsq, matrix_rank, pinv, svd, \
     svdvals  # noqa: F401 (the result types too)
+from ._spectral import _diag, _matrices
 from .._util import dims as _dims, element_type as _type
 
 __all__ = [
@@ -58,31 +59,6 @@ __all__ = [
 QRResult = namedtuple("QRResult", "Q R")
 SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
 EigResult = namedtuple("EigResult", "eigenvalues eigenvectors")
-
-
-
-
-def _real(t: PT) -> PT:
-    return {PT.C64: PT.F32, PT.C128: PT.F64}.get(t, t)
-
-
-def _matrices(fn: str, a: Any, square: bool = True) -> Any:
-    """``a`` as an inexact array of (a batch of) matrices."""
-    a = _to_inexact(_arraylike(a))
-    dims = _dims(a)
-    if len(dims) < 2:
-        raise ValueError(f"{fn}: the input must have at least two dimensions, got shape {dims}")
-    if square and dims[-1] != dims[-2]:
-        raise ValueError(f"{fn}: the last two dimensions must be square, got shape {dims}")
-    return a
-
-
-def _eps(t: PT) -> float:
-    return float(np.finfo(_real(t).numpy_dtype).eps) if t is not PT.BF16 else 2.0 ** -7
-
-
-def _diag(x: Any) -> Any:
-    return _diagonal(x, 0, -2, -1)
 
 
 # -- LU-based ----------------------------------------------------------------------------------
