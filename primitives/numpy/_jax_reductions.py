@@ -13,7 +13,6 @@ needs an ``initial``.
 """
 from __future__ import annotations
 
-import builtins
 from typing import Any, Sequence
 
 import numpy as np
@@ -67,27 +66,24 @@ def _with_initial(out: Any, initial: Any, combine: Any) -> Any:
     return combine(out, ew.convert_element_type(initial, abstractify(out).element_type))
 
 
-def sum(a: Any, axis: _Axis = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
-        initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:
-    _no_out("sum", out)
+def _typed_input(name: str, a: Any, out: Any, dtype: Any, promote_integers: bool) -> Any:
+    """``a`` in the type ``sum``/``prod`` reduce it in (``dtype``, else small integers widened)."""
+    _no_out(name, out)
     x = _array(a)
     if dtype is not None:
-        x = ew.convert_element_type(x, element_type(dtype))
-    elif promote_integers:
-        x = _promoted_integers(x)
-    x = _masked(x, where, 0)
+        return ew.convert_element_type(x, element_type(dtype))
+    return _promoted_integers(x) if promote_integers else x
+
+
+def sum(a: Any, axis: _Axis = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+        initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:
+    x = _masked(_typed_input("sum", a, out, dtype, promote_integers), where, 0)
     return _with_initial(_core.sum(x, axis, keepdims), initial, ew.add)
 
 
 def prod(a: Any, axis: _Axis = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
          initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:
-    _no_out("prod", out)
-    x = _array(a)
-    if dtype is not None:
-        x = ew.convert_element_type(x, element_type(dtype))
-    elif promote_integers:
-        x = _promoted_integers(x)
-    x = _masked(x, where, 1)
+    x = _masked(_typed_input("prod", a, out, dtype, promote_integers), where, 1)
     return _with_initial(_reductions.prod(x, axis, keepdims), initial, ew.mul)
 
 
