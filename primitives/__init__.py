@@ -35,6 +35,9 @@ _FAMILIES = (elementwise, shape_ops, reductions, windows, sorting, dot_conv, fft
              batch_norm, indexing, control_flow, side_effects, rng, collectives, special,
              prefix_scan, composites, conv_shapes)
 
+# solvers with implicit derivatives (written on autodiff's custom_jvp/custom_vjp)
+from numxla.autodiff.implicit import custom_linear_solve, custom_root  # noqa: E402
+
 
 def list_primitives() -> list[str]:
     """The names of every registered primitive, sorted."""
@@ -42,4 +45,4 @@ def list_primitives() -> list[str]:
 
 
 __all__ = [name for family in _FAMILIES for name in family.__all__] + [
-    "list_primitives", "numpy"]
+    "list_primitives", "numpy", "custom_root", "custom_linear_solve"]

@@ -1,5 +1,5 @@
 """``jax.experimental``: ``enable_x64``/``disable_x64`` (context managers
-switching ``jax_enable_x64``)."""
+switching ``jax_enable_x64``) and ``ode`` (``odeint``)."""
 from __future__ import annotations
 
 import contextlib
@@ -7,7 +7,9 @@ from typing import Any, Iterator
 
 from numxla.tracer.config import config
 
-__all__ = ["enable_x64", "disable_x64"]
+from . import ode
+
+__all__ = ["enable_x64", "disable_x64", "ode"]
 
 
 @contextlib.contextmanager

@@ -1,11 +1,12 @@
-"""``jax.scipy`` for numxla: ``special``, ``stats``, ``linalg``, ``signal``, ``integrate``
-and ``optimize`` (``minimize`` by BFGS) (loaded on first use)."""
+"""``jax.scipy`` for numxla: ``special``, ``stats``, ``linalg``, ``signal``, ``integrate``,
+``optimize`` (``minimize`` by BFGS) and ``sparse`` (``sparse.linalg``'s Krylov solvers)
+(loaded on first use)."""
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-_SUBMODULES = ("special", "stats", "linalg", "signal", "integrate", "optimize")
+_SUBMODULES = ("special", "stats", "linalg", "signal", "integrate", "optimize", "sparse")
 
 
 def __getattr__(name: str) -> Any:
