@@ -5,10 +5,13 @@ Each is a primitive that exists only while a differentiation interpreter is
 the current one: a wrapped function called under ``grad``/``vjp`` (the
 reverse interpreter) or ``jvp`` (the forward one) binds it, and the
 interpreter applies the user's rule instead of differentiating the
-function's ops.  Called anywhere else (eagerly, under ``jit`` tracing,
-``vmap``), the function simply runs, so graphs hold its ops.  So
-``jit(grad(f))`` uses the rule (the differentiation happens while tracing)
-and ``grad(jit(f))`` differentiates the compiled function's ops instead.
+function's ops.  Called anywhere else (eagerly, under ``jit`` tracing, a
+``vmap`` outside any differentiation), the function simply runs, so graphs
+hold its ops.  So ``jit(grad(f))`` uses the rule (the differentiation
+happens while tracing) and ``grad(jit(f))`` differentiates the compiled
+function's ops instead.  Under ``grad(vmap(f))`` the call is bound too, and
+its batching rule binds a wrapped function of the same kind whose function
+and rules are the originals vmapped, so the rule survives the ``vmap``.
 
 * ``custom_vjp``: forward pass ``fwd(*args) -> (out, residuals)``, backward
   ``bwd(residuals, cotangent) -> one cotangent per argument``; under ``jvp``
@@ -28,17 +31,26 @@ from typing import Any, Callable, Sequence
 from numxla.tracer import pytree
 from numxla.tracer.core import Primitive, abstractify, current_interpreter
 
-from .batching import batch_flat
+from .batching import BatchInterpreter, vmap_flat
 from .forward import JVPInterpreter, jvp_flat
 from .reverse import ReverseInterpreter, vjp_flat
-from .rules import Forward, Zero, batch_rules, instantiate, jvp_rules, vjp_forward_rules, \
-    vjp_rules, zeros_like_aval
+from .rules import Forward, Zero, batch_rules, instantiate, jvp_rules, move_batch_dim, \
+    vjp_forward_rules, vjp_rules, zeros_like_aval
 
 __all__ = ["custom_vjp", "custom_jvp", "checkpoint", "remat"]
 
 
 def _is_tracked(interpreter: Any, leaves: Sequence[Any]) -> bool:
     return any(interpreter.lift(x)[1] is not None for x in leaves)
+
+
+def _differentiates(interpreter: Any, kinds: tuple[type, ...], leaves: Sequence[Any]) -> bool:
+    """Whether an interpreter of ``kinds`` differentiates one of ``leaves``:
+    the current interpreter, or the first below the ``vmap``s it is under."""
+    while isinstance(interpreter, BatchInterpreter):
+        leaves = [interpreter.lift(x)[0] for x in leaves]
+        interpreter = interpreter.parent
+    return isinstance(interpreter, kinds) and _is_tracked(interpreter, leaves)
 
 
 def _split(args: tuple, nondiff_argnums: tuple[int, ...]) -> tuple[tuple, tuple]:
@@ -104,17 +116,97 @@ def _function_jvp(primals: tuple, tangents: tuple, *, call: "_Call") -> tuple[tu
     return tuple(outs), tuple(t_outs)
 
 
-def _function_batch(args: tuple, dims: tuple, *, call: "_Call") -> tuple[tuple, tuple]:
-    """``vmap`` runs the function batched (its rule applies to one example)."""
+class _Batched:
+    """One call's function and rules mapped over a batch: its ``leaves`` are
+    batched at ``dims`` (``None``: shared by every example), results and
+    residuals at 0.  ``self(fn, *xs)`` maps a function of per-example leaves."""
+
+    def __init__(self, call: "_Call", leaves: Sequence[Any], dims: Sequence[int | None],
+                 size: int):
+        self.call, self.leaves, self.dims, self.size = call, tuple(leaves), tuple(dims), size
+
+    def __call__(self, fn: Callable[..., Sequence[Any]], *leaves: Any,
+                 dims: Sequence[int | None] | None = None) -> list[Any]:
+        return vmap_flat(fn, leaves, self.dims if dims is None else dims, 0, self.size)
+
+    def fun(self, *leaves: Any) -> list[Any]:
+        return self(lambda *xs: self.call.run(xs), *leaves)
+
+    def vjp_fwd(self, *leaves: Any) -> tuple[list[Any], tuple]:
+        n_out, res_tree = [], []
+
+        def one(*xs):
+            out, residuals = self.call.wrapper.fwd(*self.call.args(xs))
+            out_leaves, self.call.out_tree = pytree.flatten(out)
+            res_leaves, tree = pytree.flatten(residuals)
+            n_out.append(len(out_leaves))
+            res_tree.append(tree)
+            return out_leaves + res_leaves
+        flat = self(one, *leaves)
+        return flat[:n_out[0]], (res_tree[0], flat[n_out[0]:])
+
+    def vjp_bwd(self, residuals: tuple, cts: Sequence[Any]) -> tuple:
+        res_tree, res_leaves = residuals
+        n_res, n_ct = len(res_leaves), len(cts)
+
+        def one(*xs):
+            res = res_tree.unflatten(list(xs[:n_res]))
+            ct = self.call.out_tree.unflatten(list(xs[n_res:n_res + n_ct]))
+            grads = self.call.wrapper.bwd(*self.call.fixed, res, ct)
+            return _cotangent_leaves(grads, self.call.in_tree.unflatten(xs[n_res + n_ct:]))
+        grads = self(one, *res_leaves, *cts, *self.leaves,
+                     dims=[0] * (n_res + n_ct) + list(self.dims))
+        return tuple(self._unbatch(g, d) for g, d in zip(grads, self.dims))
+
+    def jvp(self, primals: tuple, tangents: tuple) -> tuple[list[Any], list[Any]]:
+        n = len(primals)
+
+        def one(*xs):
+            out, t_out = _user_jvp(self.call, xs[:n], xs[n:])
+            return out + t_out
+        flat = self(one, *primals, *tangents, dims=self.dims * 2)
+        return flat[:len(flat) // 2], flat[len(flat) // 2:]
+
+    def _unbatch(self, ct: Any, dim: int | None) -> Any:
+        """A per-example cotangent (batched at 0) for a leaf batched at ``dim``:
+        summed over the batch where the leaf was shared."""
+        from numxla.primitives import reduce_sum
+        if dim is None:
+            return reduce_sum(ct, axes=(0,))
+        return move_batch_dim(ct, 0, dim, self.size)
+
+
+def _batched_wrapper(call: "_Call", leaves: Sequence[Any], dims: Sequence[int | None],
+                     size: int) -> "_Wrapped":
+    """A wrapped function of ``call``'s kind over its flat leaves, whose
+    function and rule are the call's, vmapped."""
+    batched = _Batched(call, leaves, dims, size)
+    kind = type(call.wrapper)
+    if kind is custom_vjp:
+        wrapper = custom_vjp(batched.fun)
+        wrapper.defvjp(batched.vjp_fwd, batched.vjp_bwd)
+    elif kind is custom_jvp:
+        wrapper = custom_jvp(batched.fun)
+        wrapper.defjvp(batched.jvp)
+    else:
+        wrapper = kind(batched.fun)
+    return wrapper
+
+
+def _rule_batch(args: tuple, dims: tuple, *, call: "_Call") -> tuple[tuple, tuple]:
+    """``vmap`` of a bound call (one under ``grad``/``jvp``): the same kind of
+    call on the batch, its function and rule mapped, so the rule still
+    applies.  Results are batched at 0."""
     size = next(abstractify(a).dimensions[d] for a, d in zip(args, dims) if d is not None)
-    outs, out_dims = batch_flat(lambda *leaves: call.run(leaves), args, dims, size)
-    return tuple(outs), tuple(out_dims)
+    wrapper = _batched_wrapper(call, args, dims, size)
+    outs = _bind(type(call.wrapper).primitive, wrapper, tuple(args))
+    return tuple(outs), (0,) * len(outs)
 
 
 for _p in (custom_vjp_call_p, custom_jvp_call_p, remat_call_p):
     _p.def_impl(_run)
     _p.def_abstract_eval(_traced_avals)
-    batch_rules[_p] = _function_batch
+    batch_rules[_p] = _rule_batch
 for _p in (custom_vjp_call_p, remat_call_p):
     jvp_rules[_p] = _function_jvp
 
@@ -138,8 +230,7 @@ class _Wrapped:
         self._check_defined()
         interpreter = current_interpreter()
         _, rest = _split(args, self.nondiff_argnums)
-        if isinstance(interpreter, self.interpreters) and \
-                _is_tracked(interpreter, pytree.tree_leaves(rest)):
+        if _differentiates(interpreter, self.interpreters, pytree.tree_leaves(rest)):
             return _bind(self.primitive, self, args)
         return self.fun(*args)
 

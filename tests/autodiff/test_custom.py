@@ -87,3 +87,36 @@ def test_checkpoint_recomputes_in_the_backward_pass():
     text, plain_text = (jit(grad(f)).lower(w, v).as_text() for f in (remat, plain))
     assert text.count("tanh(") > plain_text.count("tanh(")   # the recomputation
     np.testing.assert_allclose(np.asarray(jit(grad(remat))(w, v)), grad(plain)(w, v), rtol=1e-5)
+
+
+def test_rules_hold_under_a_vmap_inside_grad():
+    """``grad(vmap(f))``: the vmap is the inner transform, and the rule must
+    still replace the derivative (a per-example loss, batched, then summed)."""
+    from numxla.autodiff import vmap
+    f = _clipped_sin()
+    w = np.float32(3.0)
+    xs = X.reshape(5, 1) * np.ones((5, 2), np.float32)
+
+    def per_example(w, x):                       # w shared, x batched
+        return (f(w * x) * 10).sum()
+
+    got = grad(lambda w: vmap(per_example, (None, 0))(w, xs).sum())(w)
+    want = np.sum(np.clip(10 * np.cos(w * xs), -0.1, 0.1) * xs)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    # a while_loop has no reverse mode: only the rule makes this differentiable
+    newton = custom_vjp(lambda a: lax.while_loop(
+        lambda c: c[1] < 30, lambda c: (0.5 * (c[0] + a / c[0]), c[1] + 1), (a, 0))[0])
+    newton.defvjp(lambda a: (lax.sqrt(a), lax.sqrt(a)), lambda r, g: (g / (2 * r),))
+    a = np.array([4.0, 9.0, 2.0], np.float32)
+    for g in (grad(lambda a: vmap(newton)(a).sum()), jit(grad(lambda a: vmap(newton)(a).sum()))):
+        np.testing.assert_allclose(g(a), 0.5 / np.sqrt(a), rtol=1e-6)
+    # custom_jvp: relu's derivative at 0 is its rule's 0 (plain max would split it)
+    relu = custom_jvp(lambda x: lax.max(x, np.float32(0)))
+    relu.defjvp(lambda p, t: (relu(p[0]), lax.select(p[0] > 0, t[0], t[0] * 0)))
+    zeros = np.zeros(3, np.float32)
+    np.testing.assert_array_equal(grad(lambda x: vmap(relu)(x).sum())(zeros), zeros)
+    np.testing.assert_array_equal(jvp(vmap(relu), (zeros,), (np.ones(3, np.float32),))[1], zeros)
+    # checkpoint: still recomputed, still right
+    h = checkpoint(lambda x: lax.sin(x) * x)
+    np.testing.assert_allclose(grad(lambda x: vmap(h)(x).sum())(X),
+                               np.cos(X) * X + np.sin(X), rtol=1e-6)
