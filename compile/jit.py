@@ -14,6 +14,7 @@ import inspect
 import itertools
 import threading
 import time
+import types
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -35,8 +36,8 @@ from .pipeline import lower, optimize
 from .kernel import LibraryKernel, kernel_buffer
 from .program import GraphProgram, KernelCall
 from .runtime import Array, as_layout
-from .tiers import (TieredProgram, check_against_tier_0, compile_in_background, log, log_level,
-                    tier_mode)
+from .tiers import (CHECKED_CALLS, TieredProgram, check_against_tier_0, compile_in_background,
+                    log, log_level, tier_mode)
 
 __all__ = ["jit", "JittedFunction", "Lowered", "Compiled"]
 
@@ -65,8 +66,9 @@ class Compiled:
                                 and av.shape.is_array and any(av.shape.dynamic_dimensions)]
         self._dynamic_results = getattr(program, "dynamic_results", ())
         self._name = f"{graph.name}_{next(_names)}"
-        # every call against tier 0 (NUMXLA_TIERED=check), where running twice is harmless
-        self._check = tier_mode() == "check" and process_grid is None and not has_effects(graph)
+        # the first calls against tier 0 (NUMXLA_TIERED=check), where running twice is harmless
+        checked = tier_mode() == "check" and process_grid is None and not has_effects(graph)
+        self._checks_left = CHECKED_CALLS if checked else 0
         if load_code:
             self.has_code()
 
@@ -119,7 +121,8 @@ class Compiled:
         else:
             results = [Array.wrap(b if view is None else b.view(view), s)
                        for b, s, view in zip(outs, self.out_shapes, self._out_views)]
-        if self._check:
+        if self._checks_left:
+            self._checks_left -= 1
             check_against_tier_0(self._name, self.graph, self.out_shapes, leaves, results)
         return results
 
@@ -338,6 +341,11 @@ class JittedFunction:
         self._flat_cache: dict[tuple, Compiled] = {}  # positional ndarrays only
         self._has_static = static_argnums is not None or static_argnames is not None
         self._lock = threading.Lock()
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """A ``jit``-decorated method binds its instance as the first argument
+        (``@partial(jit, static_argnums=0)`` on a method), as JAX's does."""
+        return self if obj is None else types.MethodType(self, obj)
 
     # -- signatures ----------------------------------------------------------------
     def _signature(self, args: tuple, kwargs: dict) -> tuple[Signature, list[Any], tuple, dict]:

@@ -1,5 +1,6 @@
 """The suite tests compiled kernels: ``jit`` waits for the compiled program,
-and every call of it is checked against tier 0, the reference semantics
+and its first calls (``compile.tiers.CHECKED_CALLS``) are checked against
+tier 0, the reference semantics
 (``NUMXLA_TIERED=check``: the same types, shapes, layouts and values, or a
 ``TierMismatch``), unless a test asks for tiers itself (``jit(f, tiered=True)``,
 tests/compile/test_tiers.py)."""
