@@ -18,7 +18,7 @@ has no LU, QR, eigh or SVD op):
 Results follow JAX: ``eigh``/``svd``/``qr``/``slogdet`` return named tuples;
 ``solve`` treats a 1-D ``b`` as a vector and otherwise ``b[..., M, K]``;
 ``lstsq`` always returns the residuals.  Not covered: complex matrices in
-``eigh``/``svd``, and derivatives of ``eig``.
+``eigh``/``svd``.
 """
 from __future__ import annotations
 
@@ -186,22 +186,58 @@ def tensorinv(a: Any, ind: int = 2) -> Any:
 
 # -- eig: LAPACK's geev on the host -------------------------------------------------------------
 
-def eig(a: Any) -> Any:
-    """Eigenvalues and right eigenvectors of general square matrices (complex
-    results, each eigenvector of unit norm), computed on the host by LAPACK's
-    ``geev`` through NumPy, as JAX computes them on CPU: eagerly, under
-    ``jit`` (a host callback) and ``vmap`` (one call per matrix).  No derivative."""
-    a = _matrices("eig", a)
+def _host_eig(a: Any) -> tuple[Any, Any]:
+    """LAPACK's ``geev`` through a host callback: complex eigenvalues and
+    unit-norm right eigenvectors of ``a``'s matrices."""
     t = _type(a)
-    ct = PT.C128 if t in (PT.F64, PT.C128) else PT.C64
+    ct = (PT.C128 if t in (PT.F64, PT.C128) else PT.C64).numpy_dtype
     dims = _dims(a)
     from numxla._api import ShapeDtypeStruct, pure_callback
 
     def host(m: np.ndarray) -> tuple:
         w, v = np.linalg.eig(np.asarray(m))
-        return w.astype(ct.numpy_dtype), v.astype(ct.numpy_dtype)
-    return EigResult(*pure_callback(host, (ShapeDtypeStruct(dims[:-1], ct.numpy_dtype),
-                                           ShapeDtypeStruct(dims, ct.numpy_dtype)), a))
+        return w.astype(ct), v.astype(ct)
+    return pure_callback(host, (ShapeDtypeStruct(dims[:-1], ct),
+                                ShapeDtypeStruct(dims, ct)), a)
+
+
+def _eig_jvp(primals: tuple, tangents: tuple) -> tuple:
+    """First-order perturbation theory for distinct eigenvalues: with ``M =
+    V^-1 dA V``, ``dw = diag(M)`` and ``dV = V (F * M)``, ``F[i, j] = 1 / (w[j] -
+    w[i])`` off the diagonal and 0 on it; then the part of ``dV`` that would
+    change each column's norm is removed (the columns stay unit vectors)."""
+    (a,), (da,) = primals, tangents
+    w, v = _eig(a)
+    ct = _type(w)
+    m = matmul(matmul(inv(v), ew.convert_element_type(da, ct)), v)
+    n = _dims(a)[-1]
+    off = np.logical_not(np.eye(n, dtype=bool))
+    r = len(_dims(w))
+    gaps = ew.sub(lax.expand_dims(w, (r - 1,)), lax.expand_dims(w, (r,)))
+    one = ew.convert_element_type(1.0, ct)
+    f = where(off, true_divide(one, where(off, gaps, one)), ew.convert_element_type(0.0, ct))
+    dv = matmul(v, ew.mul(f, m))
+    along = _sum(ew.mul(conj(v), dv), axis=-2, keepdims=True)
+    dv = ew.sub(dv, ew.mul(v, ew.convert_element_type(ew.real(along), ct)))
+    return (w, v), (_diagonal(m, axis1=-2, axis2=-1), dv)
+
+
+_eig = None
+
+
+def eig(a: Any) -> Any:
+    """Eigenvalues and right eigenvectors of general square matrices (complex
+    results, each eigenvector of unit norm), computed on the host by LAPACK's
+    ``geev`` through NumPy, as JAX computes them on CPU: eagerly, under
+    ``jit`` (a host callback) and ``vmap`` (one call per matrix).  Forward and
+    reverse mode follow the perturbation rule of ``_eig_jvp``, as JAX's
+    (exact for distinct eigenvalues)."""
+    global _eig
+    if _eig is None:
+        from numxla.autodiff.custom import custom_jvp
+        _eig = custom_jvp(_host_eig)
+        _eig.defjvp(_eig_jvp)
+    return EigResult(*_eig(_matrices("eig", a)))
 
 
 def eigvals(a: Any) -> Any:

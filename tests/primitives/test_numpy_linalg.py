@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import numxla.primitives.numpy as xnp
-from numxla.autodiff import check_grads, vmap
+from numxla.autodiff import check_grads, jvp, vmap
 from numxla.compile import jit
 from numxla.tracer import pytree
 
@@ -376,6 +376,22 @@ def test_gradients_of_eigh_and_svd():
     _grads(la.svdvals, r.T)
     _grads(lambda m: (lambda u, s, vh: (u * s) @ vh)(*la.svd(m, full_matrices=False)), r)
     _grads(lambda m: (lambda u, s, vh: u[:, :1] @ vh[:1])(*la.svd(m)), r)
+
+
+def test_gradients_of_eig():
+    """Distinct eigenvalues (a general real matrix): eigenvalues and the
+    phase-free |v|^2 of the eigenvectors against finite differences, and the
+    eigenvalues' tangent against NumPy's eig of a perturbed matrix."""
+    a = normal((4, 4))
+    _grads(lambda m: xnp.abs(la.eigvals(m)) ** 2, a)
+    _grads(lambda m: xnp.real(la.eigvals(m)) ** 3, a)
+    _grads(lambda m: xnp.abs(la.eig(m).eigenvectors) ** 2, a)
+    t, eps = normal((4, 4)), 1e-6
+    _, (dw, _) = pytree.tree_map(np.asarray, jvp(la.eig, (a,), (t,)))
+    want = (np.linalg.eigvals(a + eps * t) - np.linalg.eigvals(a - eps * t)) / (2 * eps)
+    np.testing.assert_allclose(np.sort_complex(dw), np.sort_complex(want), atol=1e-6)
+    batch = normal((3, 2, 2))
+    np.testing.assert_allclose(vmap(la.eigvals)(batch), np.linalg.eigvals(batch), atol=1e-12)
 
 
 def test_gradients_of_svd_based_functions():
