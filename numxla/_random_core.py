@@ -46,22 +46,35 @@ def _dims(x: Any) -> tuple[int, ...]:
     return abstractify(x).dimensions
 
 
-def _check_shape(name: str, shape: tuple[int, ...], *param_shapes: Sequence[int]) -> None:
-    if param_shapes and xnp.broadcast_shapes(shape, *param_shapes) != shape:
+def _check_shape(name: str, shape: tuple[int, ...], **param_shapes: Sequence[int]) -> None:
+    """That the parameters' shapes broadcast to ``shape`` (JAX's rule), or a
+    ValueError naming the function and the parameters."""
+    if not param_shapes:
+        return
+    try:
+        result = xnp.broadcast_shapes(shape, *param_shapes.values())
+    except ValueError:
+        result = None
+    if result != shape:
+        given = ", ".join(f"{param} {tuple(dims)}" for param, dims in param_shapes.items())
         raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape "
                          f"argument, and the result of broadcasting the shapes must equal the "
-                         f"shape argument, but got result "
-                         f"{xnp.broadcast_shapes(shape, *param_shapes)} for shape argument "
-                         f"{shape}.")
+                         f"shape argument, but got {given} for shape argument {shape}.")
 
 
-def _param_shape(name: str, shape: Any, *params: Any) -> tuple[int, ...]:
-    """``shape`` checked against the parameters', or their broadcast shape."""
-    shapes = [_dims(p) for p in params]
+def _param_shape(name: str, shape: Any, **params: Any) -> tuple[int, ...]:
+    """``shape`` checked against the named parameters' shapes, or (``None``)
+    their broadcast shape."""
+    shapes = {param: _dims(value) for param, value in params.items()}
     if shape is None:
-        return xnp.broadcast_shapes(*shapes) if shapes else ()
+        try:
+            return xnp.broadcast_shapes(*shapes.values()) if shapes else ()
+        except ValueError:
+            given = ", ".join(f"{param} {dims}" for param, dims in shapes.items())
+            raise ValueError(f"{name}: the shapes of its parameters do not broadcast "
+                             f"together: {given}") from None
     shape = _shape(shape)
-    _check_shape(name, shape, *shapes)
+    _check_shape(name, shape, **shapes)
     return shape
 
 

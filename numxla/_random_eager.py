@@ -12,7 +12,7 @@ serves them).  One-off calls stay eager and compile nothing.
 Static (part of the signature): shapes, dtypes, flags, strings, ``None``,
 Python ints (``num``, ``axis``, ``permutation``'s ``x``...), except
 ``fold_in``'s ``data``, which is traced (a loop index must not recompile).
-Traced: arrays and Python floats (weakly typed, as under ``jit``).  A
+Traced: arrays, typed keys and Python floats (weakly typed, as under ``jit``).  A
 function that cannot be traced with those arguments stays eager for that
 signature.  Only in ``jit``'s default tiered mode (``NUMXLA_TIERED``): when
 calls wait for compiled code (the test suite), eager calls stay eager.
@@ -27,6 +27,8 @@ import numpy as np
 
 from numxla.tracer.core import EvalInterpreter, Tracer, abstractify, current_interpreter
 
+from ._random_keys import KeyArray
+
 __all__ = ["eager_jit"]
 
 HOT_CALLS = 2           # eager calls of one signature before it goes through jit
@@ -34,6 +36,8 @@ _TRACED_INTS = {"data"}  # Python ints traced rather than static, by parameter n
 
 
 def _is_dynamic(name: str, value: Any) -> bool:
+    if isinstance(value, KeyArray):
+        return True
     if isinstance(value, bool) or value is None or isinstance(value, (str, tuple, list, type)):
         return False
     if isinstance(value, int):
@@ -41,6 +45,13 @@ def _is_dynamic(name: str, value: Any) -> bool:
     if isinstance(value, (float, complex)):
         return True
     return hasattr(value, "__numxla_aval__") or isinstance(value, (np.ndarray, np.generic))
+
+
+def _traced_key(value: Any) -> Any:
+    """The type signature of a traced argument."""
+    if isinstance(value, KeyArray):
+        return (KeyArray, abstractify(value._data))
+    return abstractify(value)
 
 
 def _static_key(value: Any) -> Any:
@@ -77,7 +88,7 @@ def eager_jit(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         params = bound.arguments
         static = tuple(n for n, v in params.items() if not _is_dynamic(n, v))
-        key = (static, tuple((n, _static_key(v)) if n in static else (n, abstractify(v))
+        key = (static, tuple((n, _static_key(v)) if n in static else (n, _traced_key(v))
                              for n, v in params.items()))
         count = calls.get(key, 0) + 1
         calls[key] = count

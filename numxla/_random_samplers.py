@@ -1,18 +1,20 @@
-"""The samplers of ``numxla.random`` that loop or factor a matrix: gamma and
-its family (``loggamma``, ``beta``, ``dirichlet``, ``t``, ``chisquare``,
-``f``), ``poisson``, ``multivariate_normal`` and ``orthogonal``.
+"""The samplers of ``numxla.random`` built on gamma draws or on a matrix
+factorization: ``gamma`` and its family (``loggamma``, ``beta``,
+``dirichlet``, ``t``, ``chisquare``, ``f``, ``generalized_normal``, ``ball``),
+``multivariate_normal`` and ``orthogonal``.
 
 They follow JAX's algorithms and key use (so their draws are JAX's up to the
-last bits of ``exp``/``pow``/``lgamma``, where a rejection test may then go
-the other way): Marsaglia-Tsang for gamma with one split key per element
-(``vmap`` over the elements, as JAX's CPU lowering), Knuth's product of
-uniforms for Poisson below rate 10 and Hormann's transformed rejection above.
-Their loops are ``while_loop``s: no reverse-mode derivatives (JAX gives
-gamma an implicit-reparameterisation gradient; numxla has no custom rule for
-it yet).
+last bits of ``exp``/``pow``, where a rejection test may then go the other
+way): Marsaglia-Tsang for gamma, one split key per element (``vmap`` over the
+elements, as JAX's CPU lowering). The rejection loop is a ``while_loop``,
+which has no reverse mode: the draws are made from ``stop_gradient(a)`` and a
+``custom_jvp`` gives them JAX's implicit-reparameterization derivative in
+``a`` (``_random_gamma_grad``), so every sampler here is differentiable in
+its float parameters, as JAX's are.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Sequence
 
@@ -21,15 +23,19 @@ import numpy as np
 import numxla.primitives as lax
 import numxla.primitives.numpy as xnp
 from numxla.autodiff import vmap
-from numxla.tracer.core import abstractify
+from numxla.autodiff.custom import custom_jvp
+from numxla.tracer.core import Tracer, abstractify
 
-from ._random_core import (_as, _check_shape, _dims, _dtype, _exponential, _full, _normal_real,
-                           _param_shape, _shape, _split, _uniform)
-from ._random_threefry import check_key, split_key
+from ._random_core import (_as, _check_shape, _default, _dims, _dtype, _exponential, _full,
+                           _normal_real, _param_shape, _shape, _split, _uniform)
+from ._random_gamma_grad import log_draw_derivative
+from ._random_keys import check_key
+from ._random_threefry import split_key
+from ._random_transforms import rademacher
 from ._random_xla_math import mul_add, xla_log
 
-__all__ = ["gamma", "loggamma", "beta", "dirichlet", "t", "chisquare", "f", "poisson",
-           "multivariate_normal", "orthogonal"]
+__all__ = ["gamma", "loggamma", "beta", "dirichlet", "t", "chisquare", "f",
+           "generalized_normal", "ball", "random_gamma_p", "multivariate_normal", "orthogonal"]
 
 
 # --------------------------------------------------------------------------
@@ -79,17 +85,65 @@ def _gamma_one(key: Any, alpha: Any, log_space: bool) -> Any:
     return lax.mul(lax.mul(d, v3), boost)
 
 
+@functools.partial(custom_jvp, nondiff_argnums=(2,))
+def _reparameterized(a: Any, draws: Any, log_space: bool) -> Any:
+    """``draws`` (made from ``stop_gradient(a)``), with the derivative in ``a``
+    of Gamma(a) draws (of their logs with ``log_space``)."""
+    return draws
+
+
+@_reparameterized.defjvp
+def _reparameterized_jvp(log_space: bool, primals: tuple, tangents: tuple) -> tuple:
+    a, draws = primals
+    if log_space:
+        return draws, lax.mul(tangents[0], log_draw_derivative(a, lax.exp(draws), draws))
+    dx = lax.mul(draws, log_draw_derivative(a, draws, lax.log(draws)))
+    dx = lax.select(lax.eq(draws, lax.full_like(draws, 0)), lax.full_like(draws, 0), dx)
+    return draws, lax.mul(tangents[0], dx)
+
+
+def _gamma_draws(keys: Any, a: Any, log_space: bool) -> Any:
+    """One Gamma(a) draw (its log with ``log_space``) per raw key of
+    ``uint32[n, 2]``, for ``a`` of shape ``(n,)``; differentiable in ``a``."""
+    one = lambda k, alpha: _gamma_one(k, alpha, log_space)  # noqa: E731
+    draws = vmap(one)(keys, lax.stop_gradient(a))
+    return _reparameterized(a, draws, log_space)
+
+
 def _gamma(name: str, key: Any, a: Any, shape: Any, dtype: Any, log_space: bool) -> Any:
     key = check_key(name, key)
     dtype = _dtype(name, dtype, "f")
-    shape = _param_shape(name, shape, a)
+    shape = _param_shape(name, shape, a=a)
     a = _full(_as(a, dtype), shape)
     n = math.prod(shape)
     if n == 0:
         return a
-    keys = split_key(key, (n,))
-    one = lambda k, alpha: _gamma_one(k, alpha, log_space)  # noqa: E731
-    return lax.reshape(vmap(one)(keys, lax.reshape(a, (n,))), shape)
+    draws = _gamma_draws(split_key(key, (n,)), lax.reshape(a, (n,)), log_space)
+    return lax.reshape(draws, shape)
+
+
+class _RandomGammaP:
+    """``jax.random.random_gamma_p``, for code that binds it: ``bind(keys, a,
+    log_space=False)`` draws one Gamma(a) value (its log) per key, ``keys``
+    of ``a``'s shape. Not a primitive of numxla's graphs: the draws are ops."""
+    name = "random_gamma"
+
+    def bind(self, keys: Any, a: Any, *, log_space: bool = False) -> Any:
+        raw = check_key("random_gamma_p", keys, batched=True)
+        a = xnp.asarray(a)
+        shape = _dims(a)
+        if _dims(raw)[:-1] != shape:
+            raise ValueError(f"random_gamma_p: keys of shape {_dims(raw)[:-1]} for a of "
+                             f"shape {shape}: one key per element")
+        n = math.prod(shape)
+        if n == 0:
+            return a
+        # each element draws from split(its key, 1), as gamma's elements do
+        keys = vmap(lambda k: lax.reshape(split_key(k, (1,)), (2,)))(lax.reshape(raw, (n, 2)))
+        return lax.reshape(_gamma_draws(keys, lax.reshape(a, (n,)), log_space), shape)
+
+
+random_gamma_p = _RandomGammaP()
 
 
 def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
@@ -106,7 +160,7 @@ def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: An
     """Beta(a, b) values: ``Ga / (Ga + Gb)`` from two log-gamma draws."""
     key = check_key("beta", key)
     dtype = _dtype("beta", dtype, "f")
-    shape = _param_shape("beta", shape, a, b)
+    shape = _param_shape("beta", shape, a=a, b=b)
     key_a, key_b = _split(key)
     log_a = loggamma(key_a, _full(_as(a, dtype), shape), shape, dtype)
     log_b = loggamma(key_b, _full(_as(b, dtype), shape), shape, dtype)
@@ -124,7 +178,7 @@ def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None, dtype: A
     if not dims:
         raise ValueError("dirichlet requires alpha.ndim >= 1, got alpha.ndim == 0")
     shape = dims[:-1] if shape is None else _shape(shape)
-    _check_shape("dirichlet", shape, dims[:-1])
+    _check_shape("dirichlet", shape, alpha=dims[:-1])
     logs = loggamma(key, alpha, (*shape, dims[-1]), dtype)
     top = lax.reduce_max(logs, (len(shape),))
     e = lax.exp(lax.sub(logs, lax.broadcast_in_dim(top, _dims(logs), tuple(range(len(shape))))))
@@ -136,7 +190,7 @@ def t(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any = None) 
     """Student's t(df) values: ``normal * sqrt(df / 2 / gamma(df / 2))``."""
     key = check_key("t", key)
     dtype = _dtype("t", dtype, "f")
-    shape = _param_shape("t", shape, df)
+    shape = _param_shape("t", shape, df=df)
     key_n, key_g = _split(key)
     n = _normal_real(key_n, shape, dtype)
     half_df = lax.div(_full(_as(df, dtype), shape), _full(dtype.type(2), shape))
@@ -148,7 +202,7 @@ def chisquare(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any 
     """Chi-square(df) values: ``2 * exp(loggamma(df / 2))``."""
     key = check_key("chisquare", key)
     dtype = _dtype("chisquare", dtype, "f")
-    shape = _param_shape("chisquare", shape, df)
+    shape = _param_shape("chisquare", shape, df=df)
     half_df = lax.div(_as(df, dtype), _full(dtype.type(2), _dims(df)))
     return lax.mul(lax.exp(loggamma(key, half_df, shape, dtype)), _full(dtype.type(2), shape))
 
@@ -158,7 +212,7 @@ def f(key: Any, dfnum: Any, dfden: Any, shape: Sequence[int] | None = None,
     """F(dfnum, dfden) values: a ratio of scaled chi-squares."""
     key = check_key("f", key)
     dtype = _dtype("f", dtype, "f")
-    shape = _param_shape("f", shape, dfnum, dfden)
+    shape = _param_shape("f", shape, dfnum=dfnum, dfden=dfden)
     dfnum, dfden = _as(dfnum, dtype), _as(dfden, dtype)
     key_den, key_num = _split(key)
     num = lax.div(chisquare(key_num, dfnum, shape, dtype), _full(dfnum, shape))
@@ -166,106 +220,55 @@ def f(key: Any, dfnum: Any, dfden: Any, shape: Sequence[int] | None = None,
     return lax.div(num, den)
 
 
-# --------------------------------------------------------------------------
-# poisson
-# --------------------------------------------------------------------------
-
-_LANCZOS_G = 7.0
-_LANCZOS = (0.99999999999980993227684700473478, 676.520368121885098567009190444019,
-            -1259.13921672240287047156078755283, 771.3234287776530788486528258894,
-            -176.61502916214059906584551354, 12.507343278686904814458936853,
-            -0.13857109526572011689554706, 9.984369578019570859563e-6,
-            1.50563273514931155834e-7)
+def _power_of(x: Any, p: Any) -> Any:
+    """``x ** p`` as ``jnp.power`` computes it: repeated products for a Python
+    int ``p``, ``pow`` otherwise."""
+    if isinstance(p, (int, np.integer)) and not isinstance(p, bool):
+        return lax.integer_pow(x, int(p))
+    return lax.pow(x, _full(_as(p, abstractify(x).dtype), _dims(x)))
 
 
-def _lgamma(x: Any) -> Any:
-    """``log(Gamma(x))`` for x >= 1/2 (Lanczos, g = 7, 9 terms, as XLA's);
-    ``lax`` has no lgamma."""
-    dtype = abstractify(x).dtype
-    c = lambda v: _full(dtype.type(v), _dims(x))  # noqa: E731
-    z = lax.sub(x, c(1))
-    series = c(_LANCZOS[0])
-    for i, coefficient in enumerate(_LANCZOS[1:]):
-        series = lax.add(series, lax.div(c(coefficient), lax.add(z, c(i + 1))))
-    t_ = lax.add(z, c(_LANCZOS_G + 0.5))
-    log_t = lax.log(t_)
-    return lax.add(lax.add(c(0.5 * np.log(2 * np.pi)),
-                           lax.sub(lax.mul(lax.add(z, c(0.5)), log_t), t_)), lax.log(series))
+def _reciprocal(p: Any) -> Any:
+    """``1 / p`` in ``p``'s float type (the default one for a Python number,
+    as in JAX, whose samplers trace ``p``)."""
+    p = xnp.asarray(p)
+    if not np.issubdtype(abstractify(p).dtype, np.floating):
+        p = lax.convert_element_type(p, _default("f"))
+    return lax.div(lax.full_like(p, 1), p)
 
 
-def _poisson_knuth(key: Any, lam: Any, shape: tuple, dtype: np.dtype, max_iters: Any) -> Any:
-    """Count uniforms until their product drops below exp(-lam)."""
-    def body(carry):
-        i, k, rng, log_prod = carry
-        rng, subkey = _split(rng)
-        k = lax.select(lax.gt(log_prod, lax.neg(lam)), lax.add(k, _full(dtype.type(1), shape)), k)
-        u = _uniform(subkey, shape, np.dtype(np.float32), 0.0, 1.0)
-        return lax.add(i, np.int32(1)), k, rng, lax.add(log_prod, xla_log(u))
-
-    def more(carry):
-        i, _, _, log_prod = carry
-        going = lax.reduce_or(lax.gt(log_prod, lax.neg(lam)), tuple(range(len(shape))))
-        return lax.bitwise_and(going, lax.lt(i, max_iters))
-
-    init = (np.int32(0), _full(dtype.type(0), shape), key, _full(np.float32(0), shape))
-    k = lax.while_loop(more, body, init)[1]
-    return lax.sub(k, _full(dtype.type(1), shape))
+def _generalized_normal(key: Any, p: Any, shape: tuple, dtype: np.dtype) -> Any:
+    key_g, key_r = _split(key)
+    inv_p = _reciprocal(p)
+    g = gamma(key_g, inv_p, shape, dtype)
+    return lax.mul(rademacher(key_r, shape, dtype), _power_of(g, inv_p))
 
 
-def _poisson_rejection(key: Any, lam: Any, shape: tuple, dtype: np.dtype, max_iters: Any) -> Any:
-    """Hormann's transformed rejection (PTRS) for large rates."""
-    c = lambda v: _full(np.float32(v), shape)  # noqa: E731
-    log_lam = lax.log(lam)
-    b = lax.add(c(0.931), lax.mul(c(2.53), lax.sqrt(lam)))
-    a = lax.add(c(-0.059), lax.mul(c(0.02483), b))
-    inv_alpha = lax.add(c(1.1239), lax.div(c(1.1328), lax.sub(b, c(3.4))))
-    v_r = lax.sub(c(0.9277), lax.div(c(3.6224), lax.sub(b, c(2))))
-
-    def body(carry):
-        i, k_out, accepted, rng = carry
-        rng, key0, key1 = _split(rng, 3)
-        u = lax.sub(_uniform(key0, shape, np.dtype(np.float32), 0.0, 1.0), c(0.5))
-        v = _uniform(key1, shape, np.dtype(np.float32), 0.0, 1.0)
-        us = lax.sub(c(0.5), lax.abs(u))
-        k = lax.floor(lax.add(lax.add(lax.mul(lax.add(lax.div(lax.mul(c(2), a), us), b), u), lam),
-                              c(0.43)))
-        s = lax.log(lax.div(lax.mul(v, inv_alpha), lax.add(lax.div(a, lax.mul(us, us)), b)))
-        tt = lax.sub(lax.add(lax.neg(lam), lax.mul(k, log_lam)),
-                     _lgamma(lax.max(lax.add(k, c(1)), c(0.5))))
-        accept1 = lax.bitwise_and(lax.ge(us, c(0.07)), lax.le(v, v_r))
-        reject = lax.bitwise_or(lax.lt(k, c(0)), lax.bitwise_and(lax.lt(us, c(0.013)),
-                                                                 lax.gt(v, us)))
-        accept = lax.bitwise_or(accept1, lax.bitwise_and(lax.bitwise_not(reject), lax.le(s, tt)))
-        return (lax.add(i, np.int32(1)), lax.select(accept, k, k_out),
-                lax.bitwise_or(accepted, accept), rng)
-
-    def more(carry):
-        i, _, accepted, _ = carry
-        going = lax.reduce_or(lax.bitwise_not(accepted), tuple(range(len(shape))))
-        return lax.bitwise_and(going, lax.lt(i, max_iters))
-
-    init = (np.int32(0), c(-1), _full(np.bool_(False), shape), key)
-    return lax.convert_element_type(lax.while_loop(more, body, init)[1], dtype)
+def generalized_normal(key: Any, p: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Values of density proportional to ``exp(-|x|**p)``: a random sign times
+    ``Gamma(1/p) ** (1/p)``."""
+    key = check_key("generalized_normal", key)
+    dtype = _dtype("generalized_normal", dtype, "f")
+    shape = _shape(shape)
+    _check_shape("generalized_normal", shape, p=_dims(p))
+    return _generalized_normal(key, p, shape, dtype)
 
 
-def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
-    """Poisson(lam) counts (default int dtype); rates below 10 by Knuth's
-    method, larger ones by transformed rejection; 0 where ``lam == 0``."""
-    key = check_key("poisson", key)
-    dtype = _dtype("poisson", dtype, "i")
-    shape = _dims(lam) if shape is None else _shape(shape)
-    lam = _full(_as(lam, np.float32), shape)
-    if not shape:   # the loops reduce over the shape: give scalars one axis
-        return lax.reshape(poisson(key, lax.reshape(lam, (1,)), (1,), dtype), ())
-    use_knuth = lax.bitwise_or(lax.ne(lam, lam), lax.lt(lam, _full(np.float32(10), shape)))
-    lam_knuth = lax.select(use_knuth, lam, _full(np.float32(0), shape))
-    lam_rejection = lax.select(use_knuth, _full(np.float32(1e5), shape), lam)
-    max_iters = np.int32(min(np.iinfo(dtype).max, np.iinfo(np.int32).max))
-    result = lax.select(use_knuth,
-                        _poisson_knuth(key, lam_knuth, shape, dtype, max_iters),
-                        _poisson_rejection(key, lam_rejection, shape, dtype, max_iters))
-    return lax.select(lax.eq(lam, _full(np.float32(0), shape)),
-                      _full(dtype.type(0), shape), result)
+def ball(key: Any, d: int, p: Any = 2, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Points uniform in the unit L^p ball of dimension ``d`` (Barthe et al.):
+    generalized normals ``g`` over ``(sum |g|**p + e) ** (1/p)``, ``e``
+    exponential; of shape ``shape + (d,)``."""
+    key = check_key("ball", key)
+    dtype = _dtype("ball", dtype, "f")
+    shape = _shape(shape)
+    if isinstance(d, Tracer) or np.ndim(d) or not isinstance(d, (int, np.integer)) or d < 0:
+        raise TypeError(f"ball: d must be a nonnegative Python int, got {d!r}")
+    key_g, key_e = _split(key)
+    g = _generalized_normal(key_g, p, (*shape, int(d)), dtype)
+    total = lax.add(lax.reduce_sum(_power_of(lax.abs(g), p), (len(shape),)),
+                    _exponential(key_e, shape, dtype))
+    radius = _power_of(total, _reciprocal(p))
+    return lax.div(g, lax.broadcast_in_dim(radius, (*shape, int(d)), tuple(range(len(shape)))))
 
 
 # --------------------------------------------------------------------------
@@ -297,7 +300,7 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
         shape = xnp.broadcast_shapes(mdims[:-1], cdims[:-2])
     else:
         shape = _shape(shape)
-        _check_shape("normal", shape, mdims[:-1], cdims[:-2])
+        _check_shape("normal", shape, mean=mdims[:-1], cov=cdims[:-2])
     factor = xnp.linalg.cholesky(cov)  # symmetrized input, as jnp.linalg.cholesky (JAX)
     z = _normal_real(key, (*shape, n), dtype)
     return xnp.add(mean, xnp.einsum("...ij,...j->...i", factor, z))

@@ -2,10 +2,11 @@
 implementation (``threefry2x32`` with ``jax_threefry_partitionable=True``, the
 default since JAX 0.5 and in 0.10).
 
-A key is a raw ``uint32[2]`` array (JAX's legacy "raw key"). Everything is
-written with numxla ops (``uint32`` add, xor and shifts), so the same code runs
-eagerly, under ``jit``, under ``vmap`` (over a batch of keys) and inside
-``grad`` (keys and bits carry no tangent: their ops are integer ops).
+A key here is raw ``uint32[2]`` data (``_random_keys`` unwraps typed keys).
+Everything is written with numxla ops (``uint32`` add, xor and shifts), so
+the same code runs eagerly, under ``jit``, under ``vmap`` (over a batch of
+keys) and inside ``grad`` (keys and bits carry no tangent: their ops are
+integer ops).
 
 * ``threefry2x32(k1, k2, x1, x2)``: the 20-round block cipher (Salmon et al.,
   "Parallel random numbers: as easy as 1, 2, 3") on pairs of words.
@@ -30,8 +31,7 @@ import numxla.primitives as lax
 from numxla.tracer.config import config
 from numxla.tracer.core import EagerArray, Tracer, abstractify
 
-__all__ = ["threefry2x32", "random_bits", "split_key", "fold_in_key", "seed_key", "check_key",
-           "UINT_DTYPES"]
+__all__ = ["threefry2x32", "random_bits", "split_key", "fold_in_key", "seed_key", "UINT_DTYPES"]
 
 _U32 = np.uint32
 # Rotation distances of the even and odd groups of four rounds, and the key
@@ -71,22 +71,6 @@ def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
     state = (lax.add(x1, wide(k1)), lax.add(x2, wide(k2)), k1, k2, k3)
     x1, x2, *_ = lax.fori_loop(0, 5, group, state)
     return x1, x2
-
-
-def check_key(name: str, key: Any, batched: bool = False) -> Any:
-    """``key`` as a ``uint32[2]`` value (or ``uint32[..., 2]`` when ``batched``),
-    or a TypeError/ValueError naming ``name``, as JAX's checks."""
-    if not isinstance(key, (Tracer, np.ndarray)) and not hasattr(key, "__numxla_aval__"):
-        key = np.asarray(key)     # a list, say
-    aval = abstractify(key)
-    dims = aval.dimensions
-    if aval.dtype != np.uint32 or not dims or dims[-1] != 2:
-        raise TypeError(f"{name}: a key is a uint32[2] array (from PRNGKey, key, split or "
-                        f"fold_in), got {aval.dtype}{list(dims)}")
-    if not batched and len(dims) != 1:
-        raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
-                         f"{dims[:-1]} != (). Use vmap for batching.")
-    return key
 
 
 def _words(key: Any) -> tuple[Any, Any]:

@@ -16,7 +16,7 @@ from numxla.tracer.core import abstractify
 
 from ._random_core import (_as, _default, _dims, _dtype, _exponential, _full, _nextafter,
                            _normal_real, _param_shape, _shape, _split, _uniform)
-from ._random_threefry import check_key
+from ._random_keys import check_key
 from ._random_xla_math import erf_inv, xla_erf, xla_log, xla_log1p
 
 __all__ = ["exponential", "laplace", "logistic", "cauchy", "rademacher", "truncated_normal",
@@ -74,7 +74,7 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | No
     Differentiable w.r.t. the bounds."""
     key = check_key("truncated_normal", key)
     dtype = _dtype("truncated_normal", dtype, "f")
-    shape = _param_shape("truncated_normal", shape, lower, upper)
+    shape = _param_shape("truncated_normal", shape, lower=lower, upper=upper)
     lower, upper = _as(lower, dtype), _as(upper, dtype)
     sqrt2 = dtype.type(np.sqrt(2))
     # XLA turns the division by the constant sqrt(2) into a multiplication
@@ -112,7 +112,7 @@ def pareto(key: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = No
     """Pareto(b) values: ``exp(exponential / b)``."""
     key = check_key("pareto", key)
     dtype = _dtype("pareto", dtype, "f")
-    shape = _param_shape("pareto", shape, b)
+    shape = _param_shape("pareto", shape, b=b)
     e = _exponential(key, shape, dtype)
     return lax.exp(lax.div(e, _full(_as(b, dtype), shape)))
 
@@ -122,7 +122,7 @@ def rayleigh(key: Any, scale: Any = 1.0, shape: Sequence[int] | None = None,
     """Rayleigh values: ``scale * sqrt(-2 log u)``."""
     key = check_key("rayleigh", key)
     dtype = _dtype("rayleigh", dtype, "f")
-    shape = _param_shape("rayleigh", shape, scale)
+    shape = _param_shape("rayleigh", shape, scale=scale)
     u = _uniform(key, shape, dtype, 0.0, 1.0)
     r = lax.sqrt(lax.mul(xla_log(u), _full(dtype.type(-2), shape)))
     return lax.mul(_full(_as(scale, dtype), shape), r)
@@ -143,7 +143,7 @@ def lognormal(key: Any, sigma: Any = 1.0, shape: Sequence[int] | None = None,
     """``exp(sigma * normal)``."""
     key = check_key("lognormal", key)
     dtype = _dtype("lognormal", dtype, "f")
-    shape = _param_shape("lognormal", shape, sigma)
+    shape = _param_shape("lognormal", shape, sigma=sigma)
     return lax.exp(lax.mul(_normal_real(key, shape, dtype), _full(_as(sigma, dtype), shape)))
 
 
@@ -151,7 +151,7 @@ def geometric(key: Any, p: Any, shape: Sequence[int] | None = None, dtype: Any =
     """Trials until the first success: ``floor(log(u) / log1p(-p)) + 1``."""
     key = check_key("geometric", key)
     dtype = _dtype("geometric", dtype, "i")
-    shape = _param_shape("geometric", shape, p)
+    shape = _param_shape("geometric", shape, p=p)
     p = xnp.asarray(p)
     ptype = abstractify(p).dtype
     ftype = ptype if np.issubdtype(ptype, np.floating) else _default("f")
@@ -167,7 +167,7 @@ def triangular(key: Any, left: Any, mode: Any, right: Any, shape: Sequence[int] 
     """Triangular(left, mode, right) values by the inverse CDF."""
     key = check_key("triangular", key)
     dtype = _dtype("triangular", dtype, "f")
-    shape = _param_shape("triangular", shape, left, mode, right)
+    shape = _param_shape("triangular", shape, left=left, mode=mode, right=right)
     left, mode, right = (_full(_as(v, dtype), shape) for v in (left, mode, right))
     u = _uniform(key, shape, dtype, 0.0, 1.0)
     width = lax.sub(right, left)
@@ -182,7 +182,7 @@ def wald(key: Any, mean: Any, shape: Sequence[int] | None = None, dtype: Any = N
     """Wald (inverse Gaussian) values with unit scale (Michael-Schucany-Haas)."""
     key = check_key("wald", key)
     dtype = _dtype("wald", dtype, "f")
-    shape = _param_shape("wald", shape, mean)
+    shape = _param_shape("wald", shape, mean=mean)
     k1, k2 = _split(key)
     c = lambda v: _full(dtype.type(v), shape)  # noqa: E731
     mean = _full(_as(mean, dtype), shape)

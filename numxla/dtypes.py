@@ -21,12 +21,14 @@ issubdtype = _jnp.issubdtype
 dtype = _jnp.dtype
 
 
-class prng_key:  # noqa: N801 (JAX's name) — numxla's keys are raw uint32 arrays
-    """JAX's abstract key dtype; no numxla array has it (keys are ``uint32[2]``)."""
+class extended(np.generic):  # noqa: N801 (JAX's name)
+    """JAX's abstract extended dtype: a NumPy scalar type, so that
+    ``issubdtype`` (NumPy's and numxla's) places key dtypes under it."""
 
 
-class extended:  # noqa: N801
-    """JAX's abstract extended dtype; no numxla array has it."""
+class prng_key(extended):  # noqa: N801
+    """JAX's abstract key dtype: the dtype of ``numxla.random.key`` arrays
+    (``key<fry>``) is a subtype."""
 
 
 def canonicalize_dtype(dtype: Any, allow_extended_dtype: bool = False) -> np.dtype:
