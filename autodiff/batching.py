@@ -132,21 +132,24 @@ def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
          spmd_axis_name: Any = None) -> Callable[..., Any]:
     """JAX's ``vmap``: ``fn`` mapped over axis ``in_axes`` of its arguments
     (an int, ``None``, or a tuple with a prefix pytree per positional
-    argument), results stacked at ``out_axes``.  ``axis_name`` names the
+    argument), results stacked at ``out_axes``.  Keyword arguments are
+    mapped over their leading axis, as JAX's.  ``axis_name`` names the
     mapped axis for collectives inside ``fn`` (``lax.psum(x, name)``...)."""
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
 
-    def mapped(*args: Any) -> Any:
-        leaves, tree = pytree.flatten(args)
+    def mapped(*args: Any, **kwargs: Any) -> Any:
+        leaves, tree = pytree.flatten((args, kwargs))
+        n_kwargs = len(pytree.tree_leaves(kwargs))
         if in_axes is None or isinstance(in_axes, int):
-            dims = [in_axes] * len(leaves)
+            dims = [in_axes] * (len(leaves) - n_kwargs)
         else:
             axes = tuple(in_axes)
             if len(axes) != len(args):
                 raise ValueError(f"vmap: in_axes has {len(axes)} entries for {len(args)} "
                                  f"positional arguments")
             dims = pytree.axes_for_leaves(axes, args, "vmap", "in_axes")
+        dims = list(dims) + [0] * n_kwargs
         canon: list[int | None] = []
         sizes = set()
         for x, d in zip(leaves, dims):
@@ -167,7 +170,8 @@ def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         box: dict[str, Any] = {}
 
         def flat_fn(*flat):
-            box["out"] = fn(*tree.unflatten(flat))
+            call_args, call_kwargs = tree.unflatten(flat)
+            box["out"] = fn(*call_args, **call_kwargs)
             out_leaves, box["tree"] = pytree.flatten(box["out"])
             return out_leaves
 

@@ -134,9 +134,11 @@ def _tangent_in(primal: Any, tangent: Any) -> Any:
     return tangent
 
 
-def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
-        ) -> tuple[Any, Any]:
-    """JAX's ``jvp``: ``(fn(*primals), d fn(primals)[tangents])`` over pytrees."""
+def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> tuple[Any, ...]:
+    """JAX's ``jvp``: ``(fn(*primals), d fn(primals)[tangents])`` over pytrees;
+    with ``has_aux``, ``fn`` returns ``(out, aux)`` and ``aux`` (not
+    differentiated) comes third."""
     primals, tangents = tuple(primals), tuple(tangents)
     p_leaves, p_tree = pytree.flatten(primals)
     t_leaves, t_tree = pytree.flatten(tangents)
@@ -145,9 +147,18 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
                         f"{p_tree} and {t_tree}")
     t_leaves = [_tangent_in(p, t) for p, t in zip(p_leaves, t_leaves)]
     out_tree_box: list[Any] = []
+    aux_box: list[Any] = []
 
     def flat_fn(*leaves):
         out = fn(*p_tree.unflatten(leaves))
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError("jvp(has_aux=True): the function must return a pair (out, aux)")
+            out, aux = out
+            interp = current_interpreter()   # the JVPInterpreter: aux keeps its primal only
+            aux_box.append(pytree.tree_map(
+                lambda a: a.primal if isinstance(a, JVPTracer) and a._interpreter is interp
+                else a, aux))
         out_leaves, out_tree = pytree.flatten(out)
         out_tree_box.append(out_tree)
         return out_leaves
@@ -155,4 +166,6 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     outs, t_outs = jvp_flat(flat_fn, p_leaves, t_leaves)
     out_tree = out_tree_box[0]
     t_outs = [user_zero(o, t) for o, t in zip(outs, t_outs)]
+    if has_aux:
+        return out_tree.unflatten(outs), out_tree.unflatten(t_outs), aux_box[0]
     return out_tree.unflatten(outs), out_tree.unflatten(t_outs)

@@ -12,7 +12,7 @@ solution satisfies instead:
   mode) solves ``A^T u = x_bar`` with ``transpose_solve``.
 
 ``theta`` are the traced values ``f``/``matvec`` closes over (its
-parameters): :func:`closure_convert` makes them explicit arguments, so that
+parameters): :func:`hoist_closure` makes them explicit arguments, so that
 the rules can differentiate with respect to them.  The values the solvers
 close over become arguments too (without derivatives): the rules run on the
 interpreter below the differentiating one, where its tracers are not
@@ -38,27 +38,53 @@ from .forward import jvp
 from .reverse import vjp
 from .rules import float0, is_differentiable_type
 
-__all__ = ["custom_root", "custom_linear_solve", "closure_convert"]
+__all__ = ["custom_root", "custom_linear_solve", "closure_convert", "hoist_closure"]
 
 
-def closure_convert(fun: Callable[..., Any], *example_args: Any
-                    ) -> tuple[Callable[..., Any], tuple[Any, ...]]:
-    """``(converted, consts)``: ``consts`` are the traced values (of ``jit``,
-    ``grad``, ``vmap``...) that ``fun`` closes over when called like
-    ``fun(*example_args)``, and ``converted(*args, *consts)`` computes
-    ``fun(*args)`` with them as arguments.  Without any, ``fun`` itself."""
-    leaves, tree = pytree.flatten(example_args)
-    comp = trace_computation(lambda *xs: fun(*tree.unflatten(xs)),
+def closure_convert(fun: Callable[..., Any], *example_args: Any, floats_only: bool = True
+                    ) -> tuple[Callable[..., Any], list[Any]]:
+    """JAX's ``closure_convert``: ``(converted, consts)``, where ``consts`` are
+    the traced values (of ``jit``, ``grad``, ``vmap``...) that ``fun`` closes
+    over when called like ``fun(*example_args)`` (by default only the
+    floating-point ones, those differentiation can reach, as JAX's), and
+    ``converted(*args, *consts)`` computes ``fun(*args)`` from them, so a
+    ``custom_vjp`` can take ``converted`` as a non-differentiable argument and
+    differentiate the closure through ``consts``.  ``fun`` is traced once, on
+    the shapes of ``example_args``; with nothing to hoist, ``converted`` is
+    ``fun``.  The solvers here hoist every traced value (``floats_only=False``)."""
+    leaves, in_tree = pytree.flatten(example_args)
+    comp = trace_computation(lambda *xs: fun(*in_tree.unflatten(xs)),
                              [abstractify(x) for x in leaves],
-                             name=getattr(fun, "__name__", "fun"))
-    if not comp.captured:
-        return fun, ()
-    graph, nargs = comp.graph, len(example_args)
+                             name=getattr(fun, "__name__", "closure"))
+    captured = list(comp.captured)
+    hoist = [not floats_only or np.issubdtype(abstractify(c).dtype, np.inexact)
+             for c in captured]
+    consts = [c for c, h in zip(captured, hoist) if h]
+    if not consts:
+        return fun, []
+    graph, n_args = comp.graph, len(example_args)
 
     def converted(*args_and_consts: Any) -> Any:
-        args, consts = args_and_consts[:nargs], args_and_consts[nargs:]
-        return graph.out_tree.unflatten(eval_graph(graph, *pytree.tree_leaves(args), *consts))
-    return converted, tuple(comp.captured)
+        args, given = args_and_consts[:n_args], list(args_and_consts[n_args:])
+        if len(given) != len(consts):
+            raise TypeError(f"closure_convert: the converted function takes {n_args} "
+                            f"argument(s) and {len(consts)} constant(s), got "
+                            f"{len(args_and_consts)} values")
+        arg_leaves, tree = pytree.flatten(tuple(args))
+        if tree != in_tree:
+            raise TypeError(f"closure_convert: arguments of structure {tree}, traced for "
+                            f"{in_tree}")
+        closed = [given.pop(0) if h else c for c, h in zip(captured, hoist)]
+        return graph.out_tree.unflatten(eval_graph(graph, *arg_leaves, *closed))
+    converted.__name__ = getattr(fun, "__name__", "converted")
+    return converted, consts
+
+
+def hoist_closure(fun: Callable[..., Any], *example_args: Any
+                  ) -> tuple[Callable[..., Any], list[Any]]:
+    """:func:`closure_convert` hoisting every traced value, whatever its type
+    (the solvers' rules run below the interpreters those values belong to)."""
+    return closure_convert(fun, *example_args, floats_only=False)
 
 
 def check_callable(where: str, **functions: Any) -> None:
@@ -152,13 +178,13 @@ def custom_root(f: Callable[[Any], Any], initial_guess: Any,
     ``solve`` returns ``(x, aux)`` and so does this."""
     check_callable("custom_root", f=f, solve=solve, tangent_solve=tangent_solve)
     guess = stop_gradient(initial_guess)
-    f_c, theta = closure_convert(f, guess)
-    solve_c, sigma = closure_convert(lambda x0, *th: solve(_bind(f_c, th), x0), guess, *theta)
+    f_c, theta = hoist_closure(f, guess)
+    solve_c, sigma = hoist_closure(lambda x0, *th: solve(_bind(f_c, th), x0), guess, *theta)
 
     def linearized(x: Any, th: Sequence[Any]) -> Callable[[Any], Any]:
         return lambda v: jvp(_bind(f_c, th), (x,), (v,))[1]
 
-    tsolve_c, tau = closure_convert(
+    tsolve_c, tau = hoist_closure(
         lambda y, x, *th: tangent_solve(linearized(x, th), y), guess, guess, *theta)
     sizes = (1, len(theta), len(sigma))
 
@@ -233,12 +259,12 @@ def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,
     check_callable("custom_linear_solve", matvec=matvec, solve=solve)
     if transpose_solve is not None:
         check_callable("custom_linear_solve", transpose_solve=transpose_solve)
-    mv, theta = closure_convert(matvec, b)
-    solve_c, sigma = closure_convert(lambda r, *th: solve(_bind(mv, th), r), b, *theta)
+    mv, theta = hoist_closure(matvec, b)
+    solve_c, sigma = hoist_closure(lambda r, *th: solve(_bind(mv, th), r), b, *theta)
     tsolve_c, tau = None, ()
     if transpose_solve is not None:
         vecmat = _transpose(mv, b)
-        tsolve_c, tau = closure_convert(
+        tsolve_c, tau = hoist_closure(
             lambda r, *th: transpose_solve(_bind(vecmat, th), r), b, *theta)
     system = _LinearSystem(mv, solve_c, tsolve_c, symmetric, has_aux)
     x, aux = _linear_solve(system, b, theta, sigma, tau)

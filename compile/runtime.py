@@ -99,6 +99,15 @@ class Array:
         from numxla.tracer.core import OPERATORS
         return OPERATORS["attr:at"](self)
 
+    @property
+    def sharding(self) -> Any:
+        """JAX's ``x.sharding`` (see ``numxla.sharding``: one CPU device)."""
+        from numxla.tracer.core import OPERATORS
+        return OPERATORS["attr:sharding"](self)
+
+    def devices(self) -> set:
+        return self.sharding.device_set
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of an unsized Array")

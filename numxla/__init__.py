@@ -38,8 +38,12 @@ from ._api import (ShapeDtypeStruct, block_until_ready, checkpoint_policies, cle
                    default_matmul_precision, device_count, device_get, device_put, devices,
                    disable_jit, ensure_compile_time_eval, eval_shape, hessian, jacobian,
                    linear_transpose, linearize, local_device_count, local_devices, make_jaxpr,
-                   named_call, named_scope, print_environment_info, process_count,
+                   make_mesh, named_call, named_scope, print_environment_info, process_count,
                    process_index, pure_callback, typeof)
+from ._compat import *  # noqa: F401,F403  (settings as context managers, process queries...)
+from ._compat import __all__ as _compat_names
+from ._shard_map import shard_map
+from .sharding import NamedSharding, P, reshard, set_mesh
 
 # ``import numxla.numpy as jnp`` and ``numxla.lax``: the existing modules under JAX's names
 sys.modules[__name__ + ".numpy"] = _jnp
@@ -56,7 +60,9 @@ tree_leaves = _pytree.tree_leaves
 tree_structure = _pytree.tree_structure
 
 _SUBMODULES = ("random", "nn", "tree_util", "tree", "debug", "scipy", "dtypes", "errors",
-               "example_libraries", "experimental", "typing", "ops", "flatten_util")
+               "example_libraries", "experimental", "typing", "ops", "flatten_util", "sharding",
+               "ad_checkpoint", "custom_derivatives", "distributed", "image", "profiler",
+               "stages")
 
 
 def __getattr__(name: str) -> Any:
@@ -74,6 +80,7 @@ __all__ = ["jit", "grad", "value_and_grad", "vmap", "jvp", "vjp", "jacfwd", "jac
            "jacobian", "linear_transpose", "pure_callback", "custom_gradient", "closure_convert",
            "disable_jit", "ensure_compile_time_eval", "default_matmul_precision",
            "default_device", "named_scope", "named_call", "typeof", "clear_caches",
-           "print_environment_info", "checkpoint_policies", "float0",
+           "print_environment_info", "checkpoint_policies", "float0", "make_mesh", "shard_map",
+           "NamedSharding", "P", "reshard", "set_mesh", *_compat_names,
            *_SUBMODULES]
 del _np

@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from numxla.autodiff import jacfwd, jacrev, jvp
+from numxla.autodiff.implicit import closure_convert
 from numxla.tracer import pytree
 from numxla.tracer.graph import Graph
 from numxla.tracer.tracing import ShapeDtypeStruct, trace_pytree
@@ -82,13 +83,23 @@ def block_until_ready(x: Any) -> Any:
 def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = False,
                may_alias: Any = None) -> Any:
     """JAX's ``device_put``: every array of the pytree ``x`` as a runtime array.
-    ``device`` may be a device or a sharding (numxla has one CPU device: it
-    changes nothing), or numxla's own layout argument (``Layout``, layout
-    text such as ``"{0,1}"``, or a ``minor_to_major`` sequence)."""
+    ``device`` may be a device, a sharding or a ``PartitionSpec`` (on the
+    current mesh; numxla has one CPU device: the data stays whole, and the
+    sharding is recorded for ``x.sharding``; a pytree of them matches ``x``),
+    or numxla's own layout argument (``Layout``, layout text such as
+    ``"{0,1}"``, or a ``minor_to_major`` sequence)."""
     from numxla.compile import device_put as put
-    layout = device if isinstance(device, (str, tuple, list)) or type(device).__name__ in (
-        "Layout", "Shape") else None
-    return pytree.tree_map(lambda leaf: put(leaf, layout), x)
+    from numxla.sharding import PartitionSpec, Sharding, with_sharding
+    if isinstance(device, (Sharding, PartitionSpec)) or device is None or isinstance(
+            device, CpuDevice):
+        return pytree.tree_map(lambda leaf: with_sharding(put(leaf), device), x)
+    if isinstance(device, (str, tuple, list)) or type(device).__name__ in ("Layout", "Shape"):
+        return pytree.tree_map(lambda leaf: put(leaf, device), x)
+    # a pytree prefix of x whose leaves are devices or shardings
+    targets, target_tree = pytree.flatten(device, is_leaf=lambda d: d is None or isinstance(
+        d, (Sharding, PartitionSpec, CpuDevice)))
+    return target_tree.unflatten([device_put(sub, t) for t, sub in
+                                  zip(targets, target_tree.flatten_up_to(x))])
 
 
 def device_get(x: Any) -> Any:
@@ -161,6 +172,14 @@ def default_backend() -> str:
     return "cpu"
 
 
+def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str], axis_types: Any = None, *,
+              devices: Sequence[Any] | None = None) -> Any:
+    """A ``Mesh`` of ``axis_shapes`` over the devices (see ``numxla.sharding``)."""
+    from numxla.experimental.mesh_utils import create_device_mesh
+    from numxla.sharding import Mesh
+    return Mesh(create_device_mesh(axis_shapes, devices), axis_names, axis_types=axis_types)
+
+
 # -- more of JAX's top level ------------------------------------------------------------------
 
 def jacobian(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -191,20 +210,17 @@ def _dtype_of(x: Any) -> np.dtype:
 _callbacks: dict[Any, str] = {}
 
 
-def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any,
-                  sharding: Any = None, vmap_method: str | None = None,
-                  vectorized: Any = None, **kwargs: Any) -> Any:
-    """Call the host function ``callback(*args, **kwargs)`` (on NumPy arrays)
-    from eager code or compiled code; ``result_shape_dtypes`` (a pytree of
-    ``ShapeDtypeStruct`` s or arrays) says what it returns.  Under ``vmap``
-    it is called once per batch element.  It has no derivative."""
+def _host_call(callback: Callable[..., Any], result_shape_dtypes: Any, args: tuple,
+               kwargs: dict, side_effect: bool) -> Any:
+    """``callback(*args, **kwargs)`` on the host (NumPy values) as a custom
+    call whose results are shaped as ``result_shape_dtypes``."""
     from numxla.primitives.side_effects import custom_call, register_custom_call_target
     leaves, in_tree = pytree.flatten((args, kwargs))
     out_leaves, out_tree = pytree.flatten(result_shape_dtypes)
     key = (callback, in_tree, out_tree)
     name = _callbacks.get(key)
     if name is None:
-        name = _callbacks[key] = f"numxla_pure_callback_{len(_callbacks)}"
+        name = _callbacks[key] = f"numxla_host_callback_{len(_callbacks)}"
         dtypes = [np.dtype(s.dtype) for s in out_leaves]
 
         def host(*values: Any) -> tuple:
@@ -213,8 +229,28 @@ def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args:
             return tuple(np.asarray(r, dtype=d) for r, d in zip(results, dtypes))
         register_custom_call_target(name, host)
     shapes = [ShapeDtypeStruct(tuple(s.shape), s.dtype) for s in out_leaves]
-    outs = custom_call(name, leaves, shapes) if shapes else ()
+    if not shapes and not side_effect:
+        return out_tree.unflatten([])
+    outs = custom_call(name, leaves, shapes, has_side_effect=side_effect)
     return out_tree.unflatten(list(outs))
+
+
+def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any,
+                  sharding: Any = None, vmap_method: str | None = None,
+                  vectorized: Any = None, **kwargs: Any) -> Any:
+    """Call the host function ``callback(*args, **kwargs)`` (on NumPy arrays)
+    from eager code or compiled code; ``result_shape_dtypes`` (a pytree of
+    ``ShapeDtypeStruct`` s or arrays) says what it returns.  Under ``vmap``
+    it is called once per batch element.  It has no derivative."""
+    return _host_call(callback, result_shape_dtypes, args, kwargs, side_effect=False)
+
+
+def io_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any,
+                sharding: Any = None, ordered: bool = False, **kwargs: Any) -> Any:
+    """``pure_callback`` for a callback with side effects (``jax.experimental.
+    io_callback``): compiled code keeps every call, in program order, even
+    when its results are unused."""
+    return _host_call(callback, result_shape_dtypes, args, kwargs, side_effect=True)
 
 
 def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
@@ -246,11 +282,6 @@ class _Residual:
 
 pytree.register_pytree_node(_Residual, lambda c: ((), c.fn),
                             lambda fn, _: _Residual(fn))
-
-
-def closure_convert(fun: Callable[..., Any], *example_args: Any) -> Callable[..., Any]:
-    """``fun`` itself (numxla's transforms handle closed-over values)."""
-    return fun
 
 
 
@@ -332,7 +363,7 @@ class _CheckpointPolicies:
 
 checkpoint_policies = _CheckpointPolicies()
 
-__all__ += ["jacobian", "linear_transpose", "pure_callback", "custom_gradient", "closure_convert",
-            "disable_jit", "ensure_compile_time_eval", "default_matmul_precision",
-            "default_device", "named_scope", "named_call", "typeof", "clear_caches",
-            "print_environment_info", "checkpoint_policies"]
+__all__ += ["jacobian", "linear_transpose", "pure_callback", "io_callback", "make_mesh",
+            "custom_gradient", "closure_convert", "disable_jit", "ensure_compile_time_eval",
+            "default_matmul_precision", "default_device", "named_scope", "named_call", "typeof",
+            "clear_caches", "print_environment_info", "checkpoint_policies"]

@@ -33,9 +33,17 @@ def tree_unflatten(treedef: PyTreeDef, leaves: Any) -> Any:
     return _pytree.unflatten(treedef, leaves)
 
 
-def tree_reduce(fn: Callable[[Any, Any], Any], tree: Any, *initializer: Any,
+_NO_INITIALIZER = object()
+
+
+def tree_reduce(fn: Callable[[Any, Any], Any], tree: Any, initializer: Any = _NO_INITIALIZER,
                 is_leaf: _IsLeaf = None) -> Any:
-    return functools.reduce(fn, tree_leaves(tree, is_leaf), *initializer)
+    """``fn`` folded over the leaves, starting from ``initializer`` when given
+    (positionally or by name, as JAX's)."""
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _NO_INITIALIZER:
+        return functools.reduce(fn, leaves)
+    return functools.reduce(fn, leaves, initializer)
 
 
 def tree_reduce_associative(fn: Callable[[Any, Any], Any], tree: Any, *,
@@ -62,7 +70,7 @@ def treedef_is_leaf(treedef: PyTreeDef) -> bool:
 
 
 def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
-    return list(treedef.children)
+    return treedef.children()
 
 
 def treedef_tuple(treedefs: Any) -> PyTreeDef:

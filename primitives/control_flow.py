@@ -44,7 +44,7 @@ from numxla.tracer.shapes import PrimitiveType as PT
 
 from ._subgraph import Computation, scalar_avals, trace_computation
 from ._util import as_int_tuple
-from .elementwise import add, clamp, convert_element_type, lt, promote
+from .elementwise import add, clamp, convert_element_type, lt, ne, promote
 
 __all__ = ["while_loop", "fori_loop", "cond", "switch", "conditional", "scan", "call", "map",
            "map_sequential"]
@@ -337,7 +337,13 @@ def _conditional(op: str, selector: Any, fns: Sequence[Callable], args: Sequence
 
 def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``;
-    ``pred`` is a scalar pred (XLA's Conditional with a predicate)."""
+    ``pred`` is a scalar pred, or a scalar number standing for ``pred != 0``
+    as in JAX (XLA's Conditional with a predicate)."""
+    aval = abstractify(pred)
+    if aval.ndim == 0 and aval.element_type is not PT.PRED and (
+            aval.element_type.is_integral or aval.element_type.is_floating):
+        pred = (np.bool_(pred != 0) if isinstance(pred, (int, float, np.number))
+                else ne(pred, convert_element_type(0, aval.element_type)))
     _check_selector("cond", pred, PT.PRED, "pred")
     return _conditional("cond", pred, [true_fun, false_fun], [operands, operands],
                         ["true_fun", "false_fun"])
@@ -450,16 +456,16 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     if _promote_weak_carry(init_leaves, carry_avals, comp.graph.out_avals):
         comp = trace_computation(f, carry_avals + slices, name="scan_body", in_tree=in_tree)
     out_tree = comp.graph.out_tree
-    if out_tree.node_type not in (tuple, list) or len(out_tree.children) != 2:
+    if out_tree.node_type not in (tuple, list) or len(out_tree.subtrees) != 2:
         raise ShapeError("scan", f"f must return a pair (carry, y), got {out_tree}")
-    if out_tree.children[0] != carry_tree:
+    if out_tree.subtrees[0] != carry_tree:
         raise ShapeError("scan", f"f must return a carry of the structure {carry_tree}, "
-                                 f"got {out_tree.children[0]}")
+                                 f"got {out_tree.subtrees[0]}")
     outs = scan_p.bind(*comp.captured, *init_leaves, *xs_leaves, body=comp.graph,
                        num_consts=len(comp.captured), num_carry=len(init_leaves),
                        length=n, reverse=bool(reverse))
     k = len(init_leaves)
-    return carry_tree.unflatten(outs[:k]), out_tree.children[1].unflatten(outs[k:])
+    return carry_tree.unflatten(outs[:k]), out_tree.subtrees[1].unflatten(outs[k:])
 
 
 def map_sequential(f: Callable[[Any], Any], xs: Any, batch_size: int | None = None) -> Any:

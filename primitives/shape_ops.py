@@ -211,13 +211,21 @@ def _collapse_impl(x, *, dimensions):
     return x.reshape(x.shape[:first] + (merged,) + x.shape[last:])
 
 
-def collapse(operand: Any, dimensions: Sequence[int]) -> Any:
+def collapse(operand: Any, dimensions: Sequence[int] | int,
+             stop_dimension: int | None = None) -> Any:
     """XLA's Collapse: the consecutive, in-order ``dimensions`` are replaced, in
     place, by one dimension of their product (the lowest number is the most
     major), as ``XlaBuilder::Collapse`` does: ``f32[4,2,3]`` collapsed over
     ``{0,1}`` is ``f32[8,3]``.  (The semantics document's example shows the
     results of ``{0,1}`` and ``{1,2}`` swapped; XLA's behaviour is the truth.)
-    Fewer than two dimensions collapse nothing."""
+    Fewer than two dimensions collapse nothing.  JAX's form
+    ``collapse(operand, start_dimension, stop_dimension=None)`` (an int, then
+    the end of the half-open range, the rank if None) is accepted too."""
+    if isinstance(dimensions, (int, np.integer)):
+        rank = abstractify(operand).ndim
+        start = int(dimensions) % rank if rank else 0
+        stop = rank if stop_dimension is None else int(stop_dimension)
+        dimensions = range(start, stop % rank if stop < 0 else stop)
     dims = as_int_tuple("collapse", "dimensions", dimensions)
     if len(dims) <= 1:
         aval = abstractify(operand)

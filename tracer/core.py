@@ -435,6 +435,14 @@ class EagerArray(np.ndarray):
     def at(self) -> Any:
         return OPERATORS["attr:at"](self)
 
+    @property
+    def sharding(self) -> Any:
+        """JAX's ``x.sharding`` (see ``numxla.sharding``: one CPU device)."""
+        return OPERATORS["attr:sharding"](self)
+
+    def devices(self) -> set:
+        return self.sharding.device_set
+
     def block_until_ready(self) -> "EagerArray":
         return self
 

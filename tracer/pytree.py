@@ -90,13 +90,13 @@ class TreeDef:
     """The structure of a pytree with its leaves removed (hashable; its hash
     is computed once, since it keys ``jit``'s cache on every call)."""
 
-    __slots__ = ("node_type", "aux_data", "children", "_hash")
+    __slots__ = ("node_type", "aux_data", "subtrees", "_hash")
 
     def __init__(self, node_type: type | None, aux_data: Hashable = None,
                  children: tuple["TreeDef", ...] = ()):
         self.node_type = node_type  # None marks a leaf
         self.aux_data = aux_data
-        self.children = children
+        self.subtrees = children  # the children's structures (``children()`` lists them)
         self._hash = hash((node_type, aux_data, children))
 
     def __hash__(self) -> int:
@@ -106,13 +106,13 @@ class TreeDef:
         return self is other or (
             isinstance(other, TreeDef) and self._hash == other._hash
             and self.node_type == other.node_type and self.aux_data == other.aux_data
-            and self.children == other.children)
+            and self.subtrees == other.subtrees)
 
     @property
     def num_leaves(self) -> int:
         if self.node_type is None:
             return 1
-        return sum(c.num_leaves for c in self.children)
+        return sum(c.num_leaves for c in self.subtrees)
 
     def unflatten(self, leaves: Iterable[Any]) -> Any:
         it = iter(leaves)
@@ -128,7 +128,7 @@ class TreeDef:
                 return next(it)
             except StopIteration:
                 raise ValueError(f"unflatten: too few leaves for tree {self}") from None
-        kids = [c._build(it) for c in self.children]
+        kids = [c._build(it) for c in self.subtrees]
         if self.node_type is _NAMEDTUPLE:
             cls = self.aux_data
             return cls(*kids)
@@ -136,10 +136,13 @@ class TreeDef:
 
     @property
     def num_nodes(self) -> int:
-        return 1 + sum(c.num_nodes for c in self.children)
+        return 1 + sum(c.num_nodes for c in self.subtrees)
 
-    def children_treedefs(self) -> list["TreeDef"]:
-        return list(self.children)
+    def children(self) -> list["TreeDef"]:
+        """The structures of the root's children (JAX's ``PyTreeDef.children()``)."""
+        return list(self.subtrees)
+
+    children_treedefs = children
 
     def flatten_up_to(self, tree: Any) -> list[Any]:
         """The subtrees of ``tree`` at this structure's leaves."""
@@ -152,21 +155,21 @@ class TreeDef:
         else:
             kids, aux = _registry[self.node_type].to_iterable(tree)
             kids = list(kids)
-        if aux != self.aux_data or len(kids) != len(self.children):
+        if aux != self.aux_data or len(kids) != len(self.subtrees):
             raise ValueError(f"flatten_up_to: {tree!r:.80} does not match {self}")
-        return [x for c, k in zip(self.children, kids) for x in c.flatten_up_to(k)]
+        return [x for c, k in zip(self.subtrees, kids) for x in c.flatten_up_to(k)]
 
     def _text(self) -> str:
         if self.node_type is None:
             return "*"
-        inner = ", ".join(c._text() for c in self.children)
+        inner = ", ".join(c._text() for c in self.subtrees)
         if self.node_type is tuple:
-            return f"({inner}{',' if len(self.children) == 1 else ''})"
+            return f"({inner}{',' if len(self.subtrees) == 1 else ''})"
         if self.node_type is list:
             return f"[{inner}]"
         if self.node_type is dict:
             return "{" + ", ".join(f"{k!r}: {c._text()}"
-                                   for k, c in zip(self.aux_data, self.children)) + "}"
+                                   for k, c in zip(self.aux_data, self.subtrees)) + "}"
         if self.node_type is type(None):
             return "None"
         if self.node_type is _NAMEDTUPLE:

@@ -1,5 +1,6 @@
 """``jax.experimental``: ``enable_x64``/``disable_x64`` (context managers
-switching ``jax_enable_x64``) and ``ode`` (``odeint``)."""
+switching ``jax_enable_x64``), ``ode`` (``odeint``) and ``io_callback``;
+``shard_map``, ``mesh_utils`` and ``compilation_cache`` are submodules."""
 from __future__ import annotations
 
 import contextlib
@@ -7,9 +8,11 @@ from typing import Any, Iterator
 
 from numxla.tracer.config import config
 
+from numxla._api import io_callback
+
 from . import ode
 
-__all__ = ["enable_x64", "disable_x64", "ode"]
+__all__ = ["enable_x64", "disable_x64", "ode", "io_callback"]
 
 
 @contextlib.contextmanager

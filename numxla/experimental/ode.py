@@ -27,7 +27,7 @@ import numpy as np
 import numxla.primitives as lax
 import numxla.primitives.numpy as jnp
 from numxla.autodiff.custom import custom_vjp
-from numxla.autodiff.implicit import check_callable, closure_convert
+from numxla.autodiff.implicit import check_callable, hoist_closure
 from numxla.autodiff.reverse import vjp
 from numxla.autodiff.rules import float0
 from numxla.tracer import pytree
@@ -297,5 +297,5 @@ def odeint(func: Callable[..., Any], y0: Any, t: Any, *args: Any, rtol: float = 
     if not hmax > 0:
         raise ValueError(f"odeint: hmax must be positive, got {hmax}")
     y0, t = _check_args(y0, t, args)
-    converted, consts = closure_convert(func, y0, t[0], *args)
+    converted, consts = hoist_closure(func, y0, t[0], *args)
     return _odeint(converted, rtol, atol, mxstep, hmax, y0, t, *args, *consts)

@@ -233,3 +233,13 @@ def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> 
         return xnp.where((i < s)[..., None, None], R @ R, R)
     from numxla.primitives.control_flow import fori_loop
     return fori_loop(0, max_squarings, square, R)
+
+
+# SciPy's special matrices and the decompositions beyond the op set's (``_matrices``,
+# ``_linalg_extra``), under this module's names
+from ._linalg_extra import *  # noqa: E402,F401,F403
+from ._linalg_extra import __all__ as _extra
+from ._matrices import *  # noqa: E402,F401,F403
+from ._matrices import __all__ as _special
+
+__all__ += _extra + _special

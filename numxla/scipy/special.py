@@ -467,3 +467,10 @@ def log_softmax(x: Any, /, *, axis: int | tuple[int, ...] | None = None) -> Any:
     """``x - logsumexp(x)`` over ``axis`` (all axes by default)."""
     from numxla.nn import log_softmax as nn_log_softmax
     return nn_log_softmax(x, axis=axis)
+
+
+# exponential integrals, Spence's function, Bessel J_n and erfcx (``_special_more``)
+from ._special_more import *  # noqa: E402,F401,F403
+from ._special_more import __all__ as _more
+
+__all__ += _more

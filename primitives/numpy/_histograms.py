@@ -22,6 +22,7 @@ from numxla.tracer.shapes import PrimitiveType as PT
 from .. import elementwise as ew
 from .. import shape_ops as lax
 from ..control_flow import fori_loop
+from ..dtypes import canonical_type
 from ._core import _broadcast_all, _to_inexact, _arraylike, broadcast_to, reshape, sum as _sum, \
     true_divide, where
 from ._gather_indexing import take
@@ -156,7 +157,8 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None,
 def histogramdd(sample: Any, bins: Any = 10, range: Sequence[Any] | None = None,
                 weights: Any = None, density: Any = None) -> tuple[Any, list[Any]]:
     """The multidimensional histogram of ``sample`` (N, D): ``(counts, edges)``
-    with ``counts`` of shape (bins_0, ..., bins_{D-1})."""
+    with ``counts`` of shape (bins_0, ..., bins_{D-1}), integers unless
+    weighted or a density (as JAX's)."""
     sample = _to_inexact(_arraylike(sample))
     if abstractify(sample).ndim == 1:
         sample = reshape(sample, (-1, 1))
@@ -194,6 +196,8 @@ def histogramdd(sample: Any, bins: Any = 10, range: Sequence[Any] | None = None,
             shape = [1] * d
             shape[k] = sizes[k]
             counts = true_divide(counts, broadcast_to(reshape(width, shape), tuple(sizes)))
+    elif weights is None:       # plain counts are JAX's default integers
+        counts = ew.convert_element_type(counts, canonical_type(np.int64))
     return counts, edges
 
 

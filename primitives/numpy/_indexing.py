@@ -287,20 +287,36 @@ def ravel(a: Any) -> Any:
     return lax.reshape(a, (-1,))
 
 
-def roll(a: Any, shift: int | Sequence[int], axis: int | Sequence[int] | None = None) -> Any:
-    """Shift elements along ``axis`` cyclically (flattened if ``axis`` is ``None``)."""
+def roll(a: Any, shift: Any, axis: int | Sequence[int] | None = None) -> Any:
+    """Shift elements along ``axis`` cyclically (flattened if ``axis`` is
+    ``None``).  A shift may be traced: the array is then doubled along the axis
+    and a ``dynamic_slice`` of its length taken from the shifted start."""
     if axis is None:
         return lax.reshape(roll(ravel(a), shift, 0), _dims(a))
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    shifts = (shift,) * len(axes) if isinstance(shift, (int, np.integer)) else tuple(shift)
+    if isinstance(shift, (tuple, list)):
+        shifts = tuple(shift)
+    elif abstractify(shift).ndim == 0:
+        shifts = (shift,) * len(axes)
+    else:
+        shifts = tuple(shift[i] for i in range(_dims(shift)[0]))
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
     for ax, s in zip(axes, shifts):
         ax = _axis("roll", ax, abstractify(a).ndim)
         n = _dims(a)[ax]
-        if n == 0 or int(s) % n == 0:
+        if n == 0:
+            continue
+        if isinstance(s, Tracer):
+            n32 = np.int32(n)
+            s = ew.convert_element_type(s, PT.S32)
+            start = ew.sub(n32, ew.rem(ew.add(ew.rem(s, n32), n32), n32))
+            a = lax.dynamic_slice_in_dim(lax.concatenate([a, a], ax), start, n, ax)
             continue
         s = int(s) % n
-        a = lax.concatenate([lax.slice_in_dim(a, n - s, n, 1, ax),
-                             lax.slice_in_dim(a, 0, n - s, 1, ax)], ax)
+        if s:
+            a = lax.concatenate([lax.slice_in_dim(a, n - s, n, 1, ax),
+                                 lax.slice_in_dim(a, 0, n - s, 1, ax)], ax)
     return a
 
 

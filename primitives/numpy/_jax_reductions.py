@@ -38,8 +38,13 @@ def _no_out(fn: str, out: Any) -> None:
                                   f"immutable, as in JAX)")
 
 
-def _array(a: Any) -> Any:
-    return np.asarray(a) if isinstance(a, (list, tuple)) else a
+def _array(fn: str, a: Any) -> Any:
+    """``a``, refused if a list or tuple, as JAX's reductions refuse them
+    (``jnp.sum([1, 2])`` is a TypeError: wrap it in ``jnp.array``)."""
+    if isinstance(a, (list, tuple)):
+        raise TypeError(f"{fn} requires ndarray or scalar arguments, got "
+                        f"{type(a).__name__} at position 0.")
+    return a
 
 
 def _promoted_integers(x: Any) -> Any:
@@ -69,7 +74,7 @@ def _with_initial(out: Any, initial: Any, combine: Any) -> Any:
 def _typed_input(name: str, a: Any, out: Any, dtype: Any, promote_integers: bool) -> Any:
     """``a`` in the type ``sum``/``prod`` reduce it in (``dtype``, else small integers widened)."""
     _no_out(name, out)
-    x = _array(a)
+    x = _array(name, a)
     if dtype is not None:
         return ew.convert_element_type(x, element_type(dtype))
     return _promoted_integers(x) if promote_integers else x
@@ -106,7 +111,7 @@ def _inexact(x: Any, dtype: Any) -> Any:
 def mean(a: Any, axis: _Axis = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
          *, where: Any = None) -> Any:
     _no_out("mean", out)
-    x = _inexact(_array(a), dtype)
+    x = _inexact(_array("mean", a), dtype)
     total = _core.sum(_masked(x, where, 0), axis, keepdims)
     return _core.true_divide(total, _count(x, axis, keepdims, where))
 
@@ -116,7 +121,7 @@ def var(a: Any, axis: _Axis = None, dtype: Any = None, out: Any = None, ddof: in
     _no_out("var", out)
     if correction is not None:
         ddof = correction
-    x = _inexact(_array(a), dtype)
+    x = _inexact(_array("var", a), dtype)
     if where is None:
         return _reductions.var(x, axis, ddof, keepdims)
     centre = mean(x, axis, keepdims=True, where=where)
@@ -139,7 +144,7 @@ def _extreme(fn: str, reduce: Any, combine: Any) -> Any:
     def extreme(a: Any, axis: _Axis = None, out: Any = None, keepdims: bool = False,
                 initial: Any = None, where: Any = None) -> Any:
         _no_out(fn, out)
-        x = _array(a)
+        x = _array(fn, a)
         if where is not None:
             if initial is None:
                 raise ValueError(f"{fn}: a where mask needs an initial value (the reduction "
@@ -159,7 +164,7 @@ def _logical(fn: str, reduce: Any, fill: bool) -> Any:
     def logical(a: Any, axis: _Axis = None, out: Any = None, keepdims: bool = False, *,
                 where: Any = None) -> Any:
         _no_out(fn, out)
-        x = ew.convert_element_type(_array(a), PT.PRED)
+        x = ew.convert_element_type(_array(fn, a), PT.PRED)
         return reduce(_masked(x, where, fill), axis, keepdims)
     logical.__name__ = logical.__qualname__ = fn
     return logical
@@ -185,7 +190,7 @@ argmin = _arg("argmin", _reductions.argmin)
 def _cumulative(fn: str, reduce: Any) -> Any:
     def cumulative(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
         _no_out(fn, out)
-        x = _array(a)
+        x = _array(fn, a)
         if dtype is None and abstractify(x).element_type is PT.PRED:
             x = ew.convert_element_type(x, core.default_int())  # (other integers stay)
         return reduce(x, axis, dtype)

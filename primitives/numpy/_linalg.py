@@ -188,14 +188,39 @@ def _squeeze(x: Any, term: str, drop: set[str]) -> tuple[Any, str]:
     return _lax_reshape(x, [_dims(x)[k] for k in keep]), "".join(term[k] for k in keep)
 
 
+def _sublist_subscripts(args: tuple) -> tuple[str, tuple]:
+    """``(subscripts, operands)`` for the sublist form ``op0, sub0, op1, sub1,
+    ..., [sub_out]``: each sublist holds ints (labels 0-51) or ``...``."""
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def text(sub: Any) -> str:
+        out = []
+        for label in sub:
+            if label is Ellipsis:
+                out.append("...")
+            elif isinstance(label, (int, np.integer)) and 0 <= label < len(letters):
+                out.append(letters[int(label)])
+            else:
+                raise TypeError(f"einsum: sublist labels must be ints in [0, 52) or ..., "
+                                f"got {label!r}")
+        return "".join(out)
+    operands, subs = args[0::2], args[1::2]
+    if len(args) % 2:       # an odd count: the last entry is the output sublist
+        operands, subs, out = args[:-1:2], args[1:-1:2], "->" + text(args[-1])
+    else:
+        out = ""
+    return ",".join(text(s) for s in subs) + out, tuple(operands)
+
+
 def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
     """NumPy's ``einsum`` (explicit ``->`` or implicit output, ``...``,
     repeated labels for diagonals, size-1 broadcasting), lowered to
     diagonal selection, ``reduce_sum`` and a left-to-right chain of
-    ``dot_general``; ``optimize`` is accepted and ignored."""
+    ``dot_general``; ``optimize`` is accepted and ignored.  NumPy's sublist
+    form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` is accepted too."""
     if not isinstance(subscripts, str):
-        raise TypeError("einsum: only the subscripts-string form is supported")
+        subscripts, operands = _sublist_subscripts((subscripts, *operands))
     operands = ew.promote(*operands)
     labels, output = _parse_subscripts(subscripts, [len(_dims(x)) for x in operands])
     sizes = _sizes(labels, operands)

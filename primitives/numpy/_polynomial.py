@@ -8,8 +8,8 @@ coefficient vectors, highest power first (NumPy's ``poly1d`` order):
 ``polyval`` (Horner), ``polyadd``/``polysub``/``polymul``/``polydiv``
 (JAX's: no trimming of leading zeros, so shapes stay static),
 ``polyder``, ``polyint``, ``poly`` (from roots) and ``polyfit`` (least
-squares on ``linalg.lstsq``).  ``roots`` needs a general eigensolver,
-which the op set lacks.
+squares on ``linalg.lstsq``) and ``roots`` (eigenvalues of the
+companion matrix, by ``linalg.eigvals``).
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ from .._util import dims as _dims, element_type as _type
 __all__ = [
     "convolve", "correlate", "diff", "ediff1d", "gradient", "trapezoid", "interp", "unwrap",
     "polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint", "poly",
-    "polyfit",
+    "polyfit", "roots",
 ]
 
 
@@ -399,6 +399,29 @@ def poly(seq_of_zeros: Any) -> Any:
         coefficients = convolve(coefficients, concatenate([broadcast_to(_c(1, roots), (1,)),
                                                            ew.neg(r)], 0))
     return coefficients
+
+
+def roots(p: Any, *, strip_zeros: bool = True) -> Any:
+    """The roots of the polynomial ``p`` (complex): the eigenvalues of its
+    companion matrix.  ``strip_zeros`` drops leading zero coefficients first,
+    which needs a concrete ``p``; with ``strip_zeros=False`` they must not be
+    there (a traced ``p`` keeps its shape)."""
+    from .linalg import eigvals
+    p = _to_inexact(_coefficients(p))
+    if strip_zeros:
+        values = np.asarray(p)          # a concrete p: its leading zeros are dropped
+        nonzero = np.flatnonzero(values)
+        p = p[int(nonzero[0]):] if nonzero.size else p[:0]
+    n = _dims(p)[0]
+    if n < 2:
+        return ew.convert_element_type(np.zeros(0), _complex_of(_type(p)))
+    first_row = ew.neg(true_divide(lax.slice(p, (1,), (n,)), lax.slice(p, (0,), (1,))))
+    shifted_identity = np.eye(n - 1, k=-1, dtype=_type(p).numpy_dtype)[1:]   # ones below
+    return eigvals(concatenate([reshape(first_row, (1, n - 1)), shifted_identity], 0))
+
+
+def _complex_of(t: PT) -> PT:
+    return t if t.is_complex else (PT.C128 if t is PT.F64 else PT.C64)
 
 
 def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: Any = None,

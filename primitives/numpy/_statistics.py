@@ -3,8 +3,8 @@
 NaN-ignoring reductions (``nansum``, ``nanmax``, ``nanargmax`` -1 on an
 all-NaN slice as in JAX, ``nanmean``, ``nanvar``...), order statistics
 (``quantile``/``percentile``/``median`` and their ``nan`` forms, on a sort,
-with NumPy's ``linear``, ``lower``, ``higher``, ``nearest`` and
-``midpoint`` methods; ``q`` may be traced), ``average``, ``ptp``,
+with NumPy's ``linear``, ``lower``, ``higher``, ``nearest`` (ties to the
+lower neighbour, as JAX) and ``midpoint`` methods; ``q`` may be traced), ``average``, ``ptp``,
 ``count_nonzero``, the array API's ``cumulative_sum``/``cumulative_prod``,
 ``cov`` and ``corrcoef``.
 """
@@ -189,7 +189,9 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, ignore_nan
             frac, _type(below)))),
         "lower": lambda: below,
         "higher": lambda: above,
-        "nearest": lambda: read(ew.round_nearest_even(pos)),
+        # JAX's nearest: a tie (frac exactly 0.5) takes the lower neighbour
+        "nearest": lambda: where(ew.le(frac, ew.convert_element_type(0.5, _type(frac))),
+                                 below, above),
         "midpoint": lambda: ew.mul(ew.add(below, above), ew.convert_element_type(0.5, _type(
             below))),
     }

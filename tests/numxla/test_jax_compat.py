@@ -206,3 +206,201 @@ def test_scipy_optimize_minimize_bfgs():
     assert not bool(short.success) and int(short.status) == 1 and int(short.nit) == 2
     with pytest.raises(ValueError, match="method"):
         minimize(rosenbrock, np.zeros(2), method="Nelder-Mead")
+
+
+# -- what the programs of JAX's docs pages turned up (tests/numxla/programs) -------------------
+
+def test_tree_reduce_initializer_and_treedef_children():
+    tu = jax.tree_util
+    assert jax.tree.reduce(lambda a, b: a + b, {"x": 1, "y": [2, 3]}, initializer=10) == 16
+    assert tu.tree_reduce(max, [4, (9, 2)]) == 9
+    kids = tu.tree_structure({"a": 1, "b": (2, 3)}).children()
+    assert [str(k) for k in kids] == ["PyTreeDef(*)", "PyTreeDef((*, *))"]
+    assert tu.treedef_children(tu.tree_structure([1, [2]]))[1].num_leaves == 1
+
+
+def test_vmap_maps_keyword_arguments_over_their_leading_axis(x64_off):
+    out = jax.vmap(lambda a, scale=1.0: a * scale, in_axes=(None,))(jnp.arange(3.0),
+                                                                   scale=jnp.arange(2.0))
+    assert out.tolist() == [[0.0, 0.0, 0.0], [0.0, 1.0, 2.0]]
+
+
+def test_jvp_has_aux(x64_off):
+    primal, tangent, aux = jax.jvp(lambda x: (jnp.sin(x), {"c": jnp.cos(x), "n": 3}), (0.0,),
+                                   (2.0,), has_aux=True)
+    assert (float(primal), float(tangent), float(aux["c"]), aux["n"]) == (0.0, 2.0, 1.0, 3)
+
+
+def test_closure_convert_hoists_traced_floats(x64_off):
+    from functools import partial
+    assert jax.closure_convert(lambda x: x * 2.0, 1.0)[1] == []   # nothing traced: fun itself
+    seen = []
+
+    def outer(a, n):
+        converted, consts = jax.closure_convert(lambda x: x * a + n, 1.0)
+        seen.append(len(consts))   # a (traced float) is hoisted; the int n stays closed
+        return converted(3.0, *consts)
+    assert jax.jit(outer)(2.0, 1) == 7.0 and seen == [1]
+
+    @partial(jax.custom_vjp, nondiff_argnums=(0,))
+    def apply(f, x, *consts):
+        return f(x, *consts)
+
+    def fwd(f, x, *consts):
+        return f(x, *consts), (x, consts)
+
+    def bwd(f, res, g):   # differentiate f itself: the closed-over a is an explicit input now
+        x, consts = res
+        return jax.vjp(f, x, *consts)[1](g)
+    apply.defvjp(fwd, bwd)
+
+    def through(a):
+        converted, consts = jax.closure_convert(lambda x: jnp.sin(a * x), 2.0)
+        return apply(converted, 2.0, *consts)
+    np.testing.assert_allclose(jax.grad(through)(0.5), 2.0 * np.cos(1.0), rtol=1e-6)
+
+
+def test_cond_takes_numeric_predicates(x64_off):
+    assert lax.cond(2, lambda: 1.0, lambda: 2.0) == 1.0
+    assert lax.cond(jnp.uint8(0), lambda: 1.0, lambda: 2.0) == 2.0
+    assert jax.jit(lambda p, x: lax.cond(p, jnp.sin, jnp.cos, x))(0, 0.0) == 1.0
+    assert lax.cond(0.5, lambda: 1, lambda: 2) == 1
+    with pytest.raises(Exception):
+        lax.cond(jnp.array([True]), lambda: 1, lambda: 2)   # a scalar, as in JAX
+
+
+def test_einsum_sublist_form(x64_off):
+    a, b = jnp.arange(6.0).reshape(2, 3), jnp.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(jnp.einsum(a, [0, 1], b, [1, 2], [0, 2]), np.asarray(a @ b))
+    assert jnp.einsum(jnp.ones((2, 3)), [0, 1], jnp.arange(3.0), [1]).tolist() == [3.0, 3.0]
+    assert jnp.einsum(jnp.arange(4.0).reshape(2, 2), [Ellipsis, 0, 0]) == 3.0
+    np.testing.assert_array_equal(jax.jit(lambda x: jnp.einsum(x, [1, 0]))(a), np.asarray(a.T))
+
+
+def test_roll_with_traced_shifts(x64_off):
+    x = jnp.arange(6).reshape(2, 3)
+    assert jax.jit(lambda v, s: jnp.roll(v, s))(jnp.arange(5), 7).tolist() == [3, 4, 0, 1, 2]
+    assert jax.jit(lambda v, s: jnp.roll(v, s, axis=1))(x, -4).tolist() == [[1, 2, 0],
+                                                                            [4, 5, 3]]
+    assert jax.jit(lambda v, s: jnp.roll(v, s, axis=(0, 1)))(x, jnp.array([1, 1])).tolist() == \
+        [[5, 3, 4], [2, 0, 1]]
+    assert jax.vmap(jnp.roll)(x, jnp.array([1, 2])).tolist() == [[2, 0, 1], [4, 5, 3]]
+
+
+def test_roots_quantile_nearest_and_histogram2d_counts(x64_off):
+    np.testing.assert_allclose(jnp.roots(jnp.array([0.0, 2.0, -6.0, 4.0])), [2.0, 1.0],
+                               rtol=1e-6)
+    assert jnp.roots(jnp.array([1, -3, 2])).dtype == np.complex64
+    # JAX's "nearest": an exact tie takes the lower neighbour (NumPy's rounds half to even)
+    assert jnp.quantile(jnp.arange(5.0), jnp.array([0.125, 0.375, 0.625]),
+                        method="nearest").tolist() == [0.0, 1.0, 2.0]
+    counts = jnp.histogram2d(jnp.array([0.1, 0.4, 0.9]), jnp.array([0.2, 0.8, 0.9]), bins=2)[0]
+    assert counts.dtype == np.int32 and counts.tolist() == [[1, 1], [0, 1]]
+    assert jnp.histogram2d(jnp.ones(2), jnp.ones(2), density=True)[0].dtype == np.float32
+
+
+def test_lax_collapse_takes_jax_start_and_stop(x64_off):
+    x = jnp.ones((2, 3, 4))
+    assert lax.collapse(x, 1).shape == (2, 12) and lax.collapse(x, 0, 2).shape == (6, 4)
+    assert lax.collapse(x, -2).shape == (2, 12) and lax.collapse(x, (0, 1)).shape == (6, 4)
+
+
+def test_jit_decorated_methods_bind_self(x64_off):
+    from functools import partial
+
+    class Scaler:
+        def __init__(self, factor):
+            self.factor = factor
+
+        @partial(jax.jit, static_argnums=0)
+        def apply(self, v):
+            return v * self.factor
+
+        def __hash__(self):
+            return hash(self.factor)
+
+        def __eq__(self, other):
+            return self.factor == other.factor
+    assert Scaler(3.0).apply(jnp.ones(2)).tolist() == [3.0, 3.0]
+    assert Scaler.apply(Scaler(2.0), 1.0) == 2.0
+
+
+def test_reductions_refuse_lists_as_jax(x64_off):
+    with pytest.raises(TypeError, match="sum requires ndarray"):
+        jnp.sum([1, 2, 3])
+    with pytest.raises(TypeError):
+        jnp.max((1.0, 2.0))
+    assert jnp.sum(jnp.array([1, 2, 3])) == 6
+
+
+def test_settings_as_context_managers_and_process_queries(x64_off):
+    with jax.enable_x64(True):
+        assert jnp.ones(1).dtype == np.float64
+    assert jnp.ones(1).dtype == np.float32 and jax.enable_x64.value is False
+    with jax.debug_nans(True), jax.transfer_guard("disallow"), jax.numpy_rank_promotion("raise"):
+        assert jax.config.jax_debug_nans is True
+    assert jax.config.jax_debug_nans is False
+    assert (jax.host_count(), jax.process_indices(), jax.live_arrays()) == (1, [0], [])
+    assert isinstance(jax.devices()[0], jax.Device)
+    arr = jax.make_array_from_callback((2, 3), jax.sharding.SingleDeviceSharding(jax.devices()[0]),
+                                       lambda index: np.arange(6.0).reshape(2, 3)[index])
+    assert arr.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+def test_io_callback_runs_even_when_its_result_is_unused(x64_off):
+    from numxla.experimental import io_callback
+    calls = []
+
+    def log(v):
+        calls.append(float(v))
+        return np.float32(v * 2)
+
+    @jax.jit
+    def f(x):
+        io_callback(log, jax.ShapeDtypeStruct((), np.float32), x)
+        return x + 1
+    assert f(1.0) == 2.0 and calls == [1.0]
+
+
+# -- sharding on one device, shard_map as vmap lanes -------------------------------------------
+
+def test_sharding_types_and_device_put(x64_off):
+    from numxla.sharding import Mesh, NamedSharding, PartitionSpec as P
+    mesh = Mesh(np.array(jax.devices()).reshape(1, 1), ("data", "model"))
+    sharding = NamedSharding(mesh, P("data", None))
+    assert repr(P("data", None)) == "P('data', None)" and P() == ()
+    assert dict(mesh.shape) == {"data": 1, "model": 1} and mesh.size == 1
+    x = jax.device_put(jnp.arange(8.0).reshape(4, 2), sharding)
+    assert x.sharding == sharding and x.tolist()[3] == [6.0, 7.0]
+    assert sharding.shard_shape((4, 2)) == (4, 2) and sharding.is_fully_replicated
+    plain = jnp.ones(2)
+    assert plain.sharding.device_set == {jax.devices()[0]} and plain.devices() == {
+        jax.devices()[0]}
+    assert jax.jit(lambda a: a * 2)(x).sharding.is_fully_replicated
+    assert jax.make_mesh((1,), ("x",)).axis_names == ("x",)
+    assert jax.lax.with_sharding_constraint(x, sharding) is x
+    with pytest.raises(ValueError):
+        NamedSharding(mesh, P("batch"))
+
+
+def test_shard_map_runs_shards_as_vmap_lanes(x64_off):
+    from numxla.sharding import Mesh, PartitionSpec as P
+    one = Mesh(np.array(jax.devices()), ("x",))
+    sm = jax.shard_map(lambda b: jax.lax.psum(b.sum(axis=0), "x") / jax.lax.psum(b.shape[0], "x"),
+                       mesh=one, in_specs=P("x"), out_specs=P())
+    assert jax.jit(sm)(jnp.arange(6.0).reshape(3, 2)).tolist() == [2.0, 3.0]
+    assert jax.grad(lambda a: sm(a).sum())(jnp.ones((2, 2))).tolist() == [[0.5, 0.5]] * 2
+    # a two-lane mesh (the same device twice): each lane sees its own block
+    two = Mesh(np.array(jax.devices() * 2), ("x",))
+    from numxla.experimental.shard_map import shard_map
+    blocks = shard_map(lambda b: b * 0 + jax.lax.axis_index("x"), two, P("x"), P("x"))
+    assert blocks(jnp.zeros(4)).tolist() == [0.0, 0.0, 1.0, 1.0]
+    total = shard_map(lambda b: jax.lax.psum(b, "x"), two, P(None, "x"), P())(
+        jnp.arange(8.0).reshape(2, 4))
+    assert total.tolist() == [[2.0, 4.0], [10.0, 12.0]]
+    grid = Mesh(np.array(jax.devices() * 4).reshape(2, 2), ("a", "b"))
+    gathered = jax.shard_map(lambda b: b + 10 * jax.lax.axis_index("a"), mesh=grid,
+                             in_specs=P(("a", "b")), out_specs=P(("a", "b")))(jnp.zeros(4))
+    assert gathered.tolist() == [0.0, 0.0, 10.0, 10.0]
+    with pytest.raises(ValueError, match="split"):
+        shard_map(lambda b: b, two, P("x"), P("x"))(jnp.zeros(3))

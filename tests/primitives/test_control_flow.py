@@ -419,8 +419,8 @@ F2 = np.zeros(2, np.float32)
     (lambda c: lax.switch(0, [lambda: c, lambda: c, lambda: (c, c)]), F2,
      r"switch: branch 2 returns PyTreeDef\(\(\*, \*\)\) of types \(f32\[2\], f32\[2\]\) but "
      r"branch 0 returns PyTreeDef\(\*\)"),
-    (lambda c: lax.cond(np.int32(1), lambda: c, lambda: c), F2,
-     r"cond: pred must be a scalar pred, got s32\[\]"),
+    (lambda c: lax.cond(np.complex64(1), lambda: c, lambda: c), F2,  # (numbers mean != 0)
+     r"cond: pred must be a scalar pred, got c64\[\]"),
     (lambda c: lax.cond(lax.lt(c, 1.0), lambda: c, lambda: c), F2,
      r"cond: pred must be a scalar pred, got pred\[2\]"),
     (lambda c: lax.switch(np.float32(1), [lambda: c], ), F2,  # (integer types convert, as JAX's)

@@ -23,7 +23,9 @@ import numpy as np
 PROGRAMS = ("mnist_mlp", "vae", "kernel_lsq", "gaussian_process", "dp_sgd", "rnn_scan",
             "neural_ode", "hvp", "adam_tree", "custom_rules", "control_flow",
             "indexing_linalg", "random_idioms", "dtypes_printing", "mcmc", "cnn", "stax_mnist",
-            "transformer", "x64", "quickstart")
+            "transformer", "x64", "quickstart", "sharp_bits", "pytrees", "vmap_axes",
+            "advanced_autodiff", "custom_derivatives", "loops_scan", "numpy_breadth",
+            "lax_idioms", "nn_scipy", "api_sharding", "remat_state")
 
 # (rtol, atol) where a program's results go through ill-conditioned steps (a log-likelihood
 # near 0 from terms of order 1): f32 rounding differs between any two implementations
@@ -73,7 +75,8 @@ _SUBMODULES = ("numpy", "numpy.linalg", "numpy.fft", "lax", "random", "nn", "nn.
                "tree_util", "tree", "debug", "scipy", "scipy.special", "scipy.stats",
                "scipy.linalg", "dtypes", "errors", "example_libraries",
                "example_libraries.optimizers", "example_libraries.stax", "flatten_util", "ops",
-               "experimental")
+               "experimental", "experimental.shard_map", "experimental.mesh_utils", "sharding",
+               "ad_checkpoint")
 
 
 @contextlib.contextmanager
