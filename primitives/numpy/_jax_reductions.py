@@ -178,7 +178,7 @@ def _arg(fn: str, reduce: Any) -> Any:
     def arg(a: Any, axis: int | None = None, out: Any = None, keepdims: bool | None = None
             ) -> Any:
         _no_out(fn, out)
-        return reduce(a, axis, bool(keepdims))
+        return reduce(_array(fn, a), axis, bool(keepdims))
     arg.__name__ = arg.__qualname__ = fn
     return arg
 
