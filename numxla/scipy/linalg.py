@@ -16,7 +16,7 @@ import numxla.primitives.numpy as xnp
 import numxla.primitives.numpy.linalg as la
 from numxla.primitives import elementwise as ew
 from numxla.primitives import shape_ops
-from numxla.primitives.fft_linalg import cholesky as _lax_cholesky, triangular_solve
+from numxla.primitives.fft_linalg import triangular_solve
 from numxla.primitives.numpy import _decompositions as dec
 from numxla.primitives.numpy._core import _arraylike, _to_inexact
 
@@ -179,7 +179,8 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, overwrite_a
 def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
          overwrite_a: bool = False, overwrite_b: bool = False, turbo: bool = True,
          eigvals: Any = None, type: int = 1, check_finite: bool = True) -> Any:
-    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (no ``b``)."""
+    """Eigenvalues (ascending) and eigenvectors of a real symmetric or complex
+    Hermitian matrix (no ``b``)."""
     if b is not None:
         raise NotImplementedError("eigh: the generalized problem (b) is not supported")
     w, v = la.eigh(a, UPLO="L" if lower else "U")

@@ -16,9 +16,11 @@ dimensions are batch dimensions everywhere.
   robin) order, ``n / 2`` disjoint rotations per step, for a fixed number of
   sweeps (Jacobi converges quadratically; the count depends on the type and
   size, see ``_sweeps``).  A step's rotations and the static permutation to
-  the next step's pairs are one matrix ``G``: ``a <- G^T a G``, ``v <- v G``
+  the next step's pairs are one matrix ``G``: ``a <- G^H a G``, ``v <- v G``
   (matrix products compile far faster than the same work as element-wise
-  updates of rows and columns).  Real matrices only.
+  updates of rows and columns).  Real symmetric and complex Hermitian
+  matrices alike: each rotation is unitary, ``[[c, s], [-conj(s), c]]`` with
+  ``c`` real (see ``_rotation``).
 """
 from __future__ import annotations
 
@@ -236,7 +238,7 @@ def householder_qr(a: Any, full: bool) -> tuple[Any, Any]:
 
 def _sweeps(t: PT, n: int) -> int:
     """Enough cyclic sweeps for convergence to the type's precision."""
-    base = 6 if t in (PT.F32, PT.F16, PT.BF16) else 8
+    base = 6 if _REAL_OF.get(t, t) in (PT.F32, PT.F16, PT.BF16) else 8
     return base + max(0, math.ceil(math.log2(max(n, 2))) - 3)
 
 
@@ -253,19 +255,25 @@ def _round_robin(n: int) -> np.ndarray:
 
 
 def _rotation(app: Any, aqq: Any, apq: Any) -> tuple[Any, Any]:
-    """(c, s) of the Jacobi rotation that zeroes ``apq`` of [[app, apq], [apq, aqq]]
-    (Golub & Van Loan's sym.schur2, its tangent written without dividing by
-    ``apq``: ``t = 2 apq sign(d) / (|d| + hypot(d, 2 apq))``, ``d = aqq - app``,
-    so that tiny ``apq`` after convergence neither overflow nor give NaN
-    derivatives)."""
+    """(c, s) of the unitary ``[[c, s], [-conj(s), c]]`` (``c`` real) that
+    diagonalises the Hermitian ``[[app, apq], [conj(apq), aqq]]`` (``app``,
+    ``aqq`` real; ``apq`` real or complex).
+
+    With ``apq = |apq| e^{i phi}``, ``diag(1, e^{-i phi})`` makes the problem
+    real symmetric with off-diagonal ``|apq|``; Golub & Van Loan's sym.schur2
+    rotation of that, conjugated back, is the unitary above with ``s = c t
+    e^{i phi}``.  Its tangent is written without dividing by ``apq`` (nor
+    taking its phase): ``t e^{i phi} = 2 apq sign(d) / (|d| + hypot(d, 2
+    |apq|))``, ``d = aqq - app``, so that a tiny ``apq`` after convergence
+    neither overflows nor gives NaN derivatives."""
     t = _type(app)
-    d, two_apq = ew.sub(aqq, app), ew.mul(apq, _scalar(2, t))
-    both_zero = ew.bitwise_and(ew.eq(d, _scalar(0, t)), ew.eq(apq, _scalar(0, t)))
+    d, two_apq = ew.sub(aqq, app), ew.mul(apq, _scalar(2, _type(apq)))
+    both_zero = ew.bitwise_and(ew.eq(d, _scalar(0, t)), ew.eq(apq, _scalar(0, _type(apq))))
     sign = where(ew.lt(d, _scalar(0, t)), _scalar(-1, t), _scalar(1, t))
-    radius2 = ew.add(ew.mul(d, d), ew.mul(two_apq, two_apq))
+    radius2 = ew.add(ew.mul(d, d), _abs2(two_apq))
     radius = ew.sqrt(where(both_zero, _scalar(1, t), radius2))
     tan = _safe_div(ew.mul(two_apq, sign), ew.add(ew.abs(d), radius), both_zero)
-    c = ew.rsqrt(ew.add(ew.mul(tan, tan), _scalar(1, t)))
+    c = ew.rsqrt(ew.add(_abs2(tan), _scalar(1, t)))
     return c, ew.mul(tan, c)
 
 
@@ -276,8 +284,14 @@ def _diagonal(x: Any) -> Any:
     return reduce_sum(where(on, x, _scalar(0, _type(x))), (len(_dims(x)) - 1,))
 
 
+def _real_diagonal(x: Any) -> Any:
+    """The diagonal's real part (a Hermitian matrix's diagonal is real)."""
+    d = _diagonal(x)
+    return ew.real(d) if _type(d).is_complex else d
+
+
 def _rotation_matrix(c: Any, s: Any, sigma: np.ndarray, nb: int) -> Any:
-    """``G = J P``: the block rotation J = [[C, S], [-S, C]] of the index halves
+    """``G = J P``: the block rotation J = [[C, S], [-S^*, C]] of the index halves
     (C, S diagonal), then the static permutation ``sigma`` of the columns
     (``(x P)[:, i] = x[:, sigma[i]]``), as one matrix built from ``c`` and ``s``
     with static masks."""
@@ -286,9 +300,11 @@ def _rotation_matrix(c: Any, s: Any, sigma: np.ndarray, nb: int) -> Any:
     rows, cols = np.arange(n)[:, None], sigma[None, :]
     on_diagonal = rows == cols
     off_diagonal = ((rows == cols - k) & (cols >= k)) | ((rows == cols + k) & (cols < k))
-    t = _type(c)
-    cs = _expand(lax.concatenate([c, c], nb), nb + 1)            # c of each row's pair
-    ss = _expand(lax.concatenate([s, ew.neg(s)], nb), nb + 1)    # s above, -s below
+    t = _type(s)
+    if t.is_complex:
+        c = ew.complex(c, _scalar(0, _type(c)))
+    cs = _expand(lax.concatenate([c, c], nb), nb + 1)                  # c of each row's pair
+    ss = _expand(lax.concatenate([s, ew.neg(conj(s))], nb), nb + 1)    # s above, -s* below
     return where(on_diagonal, cs, where(off_diagonal, ss, _scalar(0, t)))
 
 
@@ -302,16 +318,10 @@ def _pad_even(x: Any, rows: bool) -> Any:
     return lax.pad(x, _scalar(0, _type(x)), config)
 
 
-def _real_only(fn: str, t: PT) -> None:
-    if not t.is_floating:
-        raise NotImplementedError(f"{fn}: complex matrices are not supported (Jacobi on real "
-                                  f"symmetric matrices only); got {t.short_name}")
-
-
 def jacobi_eigh(a: Any) -> tuple[Any, Any]:
-    """Eigenvalues (unsorted) and eigenvectors (columns) of real symmetric ``a``."""
+    """Eigenvalues (real, unsorted) and eigenvectors (columns) of real symmetric
+    or complex Hermitian ``a``."""
     t = _type(a)
-    _real_only("eigh", t)
     *batch, n, _ = _dims(a)
     nb = len(batch)
     odd = n % 2
@@ -323,24 +333,24 @@ def jacobi_eigh(a: Any) -> tuple[Any, Any]:
     order = np.arange(size)
     v = eye(size, t, tuple(batch))
     if size < 2:
-        return _diagonal(a), v
+        return _real_diagonal(a), v
     pair = np.arange(size)[None, :] == np.arange(size)[:, None] + k   # a[i, i + k]
 
     def step(_, carry):
         a, v = carry
-        diag = _diagonal(a)
+        diag = _real_diagonal(a)
         app = lax.slice_in_dim(diag, 0, k, 1, nb)
         aqq = lax.slice_in_dim(diag, k, size, 1, nb)
         apq = lax.slice_in_dim(reduce_sum(where(pair, a, _scalar(0, t)), (nb + 1,)), 0, k, 1, nb)
         g = _rotation_matrix(*_rotation(app, aqq, apq), sigma, nb)
-        return bmm(mT(g), bmm(a, g)), bmm(v, g)
+        return bmm(mH(g), bmm(a, g)), bmm(v, g)
 
     rounds = _sweeps(t, n) * (size - 1)
     a, v = fori_loop(0, rounds, step, (a, v))
     for _ in range(rounds):
         order = order[sigma]
     inverse = np.argsort(order)
-    w = _permute(_diagonal(a), inverse, nb)
+    w = _permute(_real_diagonal(a), inverse, nb)
     v = _permute(v, inverse, nb + 1)
     if odd:
         w = lax.slice_in_dim(w, 0, n, 1, nb)
@@ -360,11 +370,11 @@ def _permute(x: Any, perm: np.ndarray, axis: int) -> Any:
 
 
 def jacobi_svd(a: Any) -> tuple[Any, Any, Any]:
-    """One-sided Jacobi on the columns of real ``a`` (..., m, n), m >= n:
-    ``(u_sigma, sigma, v)`` with ``a @ v = u_sigma`` whose columns are
-    orthogonal with norms ``sigma`` (unsorted)."""
+    """One-sided Jacobi on the columns of real or complex ``a`` (..., m, n),
+    m >= n: ``(u_sigma, sigma, v)`` with ``a @ v = u_sigma`` whose columns are
+    orthogonal with norms ``sigma`` (real, unsorted); each step's rotations
+    diagonalise the 2x2 Gram matrices ``[[|u_p|^2, u_p^H u_q], [., |u_q|^2]]``."""
     t = _type(a)
-    _real_only("svd", t)
     *batch, m, n = _dims(a)
     nb = len(batch)
     odd = n % 2
@@ -379,9 +389,9 @@ def jacobi_svd(a: Any) -> tuple[Any, Any, Any]:
         u, v = carry
         left = lax.slice_in_dim(u, 0, k, 1, nb + 1)
         right = lax.slice_in_dim(u, k, size, 1, nb + 1)
-        app = reduce_sum(ew.mul(left, left), (nb,))
-        aqq = reduce_sum(ew.mul(right, right), (nb,))
-        apq = reduce_sum(ew.mul(left, right), (nb,))
+        app = reduce_sum(_abs2(left), (nb,))
+        aqq = reduce_sum(_abs2(right), (nb,))
+        apq = reduce_sum(ew.mul(conj(left), right), (nb,))
         g = _rotation_matrix(*_rotation(app, aqq, apq), sigma_perm, nb)
         return bmm(u, g), bmm(v, g)
 
@@ -395,5 +405,5 @@ def jacobi_svd(a: Any) -> tuple[Any, Any, Any]:
     if odd:
         u = lax.slice_in_dim(u, 0, n, 1, nb + 1)
         v = lax.slice(v, (0,) * (nb + 2), tuple(batch) + (n, n))
-    sigma = ew.sqrt(reduce_sum(ew.mul(u, u), (nb,)))
+    sigma = ew.sqrt(reduce_sum(_abs2(u), (nb,)))
     return u, sigma, v

@@ -1,8 +1,13 @@
 """``numpy.linalg``'s spectral functions (re-exported by ``linalg``): ``eigh``
 and ``eigvalsh`` on Jacobi ``eigh``; ``svd``, ``svdvals``, ``pinv``,
 ``lstsq`` and ``matrix_rank`` on the one-sided Jacobi SVD (see
-``_decompositions``).  Complex matrices: the values only (eigenvalues,
-singular values), from the real embedding ``[[Re, -Im], [Im, Re]]``.
+``_decompositions``); real and complex matrices alike (complex Jacobi
+rotations).  Derivatives are those of the loops (exact once they have
+converged), so for distinct eigenvalues (singular values) every quantity free
+of the vectors' phases (signs) has the tangent of JAX's rules; a complex
+eigenvector's own tangent may differ from JAX's by a multiple ``i theta v``
+of itself (the derivative of this algorithm's phase choice, where JAX's rule
+takes none).
 """
 from __future__ import annotations
 
@@ -68,34 +73,12 @@ def _hermitian_input(a: Any, UPLO: str | None, symmetrize_input: bool) -> Any:
     return ew.add(tri, dec.mH(strict))
 
 
-def _real_embedding(a: Any) -> Any:
-    """``[[Re a, -Im a], [Im a, Re a]]``: a real matrix whose eigenvalues (singular
-    values) are ``a``'s, each twice."""
-    nd = len(_dims(a))
-    re, im = ew.real(a), ew.imag(a)
-    top = lax.concatenate([re, ew.neg(im)], nd - 1)
-    return lax.concatenate([top, lax.concatenate([im, re], nd - 1)], nd - 2)
-
-
-def _every_other(x: Any) -> Any:
-    """Entries 0, 2, 4... of the last axis (one of each doubled value)."""
-    nd = len(_dims(x))
-    return lax.slice(x, (0,) * nd, _dims(x), (1,) * (nd - 1) + (2,))
-
-
-def _complex_values_only(fn: str) -> None:
-    raise NotImplementedError(f"{fn}: complex matrices are supported for the values only "
-                              f"(eigvalsh, svdvals, svd(compute_uv=False), norms); the "
-                              f"vectors need a complex Jacobi, which is not written")
-
-
 def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Any:
-    """``(eigenvalues, eigenvectors)`` of each real symmetric matrix, eigenvalues
-    ascending, eigenvectors as columns (Jacobi; ``symmetrize_input`` averages
-    ``a`` with its transpose, else the ``UPLO`` triangle is used)."""
+    """``(eigenvalues, eigenvectors)`` of each real symmetric or complex
+    Hermitian matrix, eigenvalues (real) ascending, eigenvectors as columns
+    (Jacobi; ``symmetrize_input`` averages ``a`` with its conjugate transpose,
+    else the ``UPLO`` triangle is used)."""
     a = _hermitian_input(_matrices("eigh", a), UPLO, symmetrize_input)
-    if _type(a).is_complex:
-        _complex_values_only("eigh")
     w, v = dec.jacobi_eigh(a)
     order = argsort(w, -1)
     w = take_along_axis(w, order, -1)
@@ -105,11 +88,9 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Any:
 
 
 def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -> Any:
-    """The eigenvalues (ascending) of each real symmetric or complex Hermitian
-    matrix (the latter through its real embedding, whose eigenvalues come in pairs)."""
+    """The eigenvalues (real, ascending) of each real symmetric or complex
+    Hermitian matrix."""
     a = _hermitian_input(_matrices("eigvalsh", a), UPLO, symmetrize_input)
-    if _type(a).is_complex:
-        return _every_other(eigvalsh(_real_embedding(a), symmetrize_input=False))
     return eigh(a, UPLO, False).eigenvalues
 
 
@@ -126,17 +107,14 @@ def _sorted_svd(a: Any) -> tuple[Any, Any, Any]:
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
         subset_by_index: Any = None) -> Any:
-    """``(U, S, Vh)`` with ``a = U @ diag(S) @ Vh``, ``S`` descending (one-sided
-    Jacobi on the real matrix or its transpose; ``U`` from a QR of ``a V``, so it
-    is orthonormal even for zero singular values)."""
+    """``(U, S, Vh)`` with ``a = U @ diag(S) @ Vh``, ``S`` (real) descending
+    (one-sided Jacobi on the matrix or its conjugate transpose; ``U`` from a QR
+    of ``a V``, its columns' phases from ``R``'s diagonal, so it is unitary even
+    for zero singular values)."""
     if subset_by_index is not None:
         raise NotImplementedError("svd: subset_by_index is not supported")
     a = _matrices("svd", a, square=False)
     m, n = _dims(a)[-2:]
-    if _type(a).is_complex:
-        if compute_uv:
-            _complex_values_only("svd")
-        return _every_other(svd(_real_embedding(a), compute_uv=False))
     if m < n:
         out = svd(dec.mH(a), full_matrices, compute_uv)
         return out if not compute_uv else SVDResult(dec.mH(out.Vh), out.S, dec.mH(out.U))

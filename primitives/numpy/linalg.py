@@ -10,15 +10,17 @@ has no LU, QR, eigh or SVD op):
 * LU with partial pivoting: ``solve``, ``inv``, ``det``, ``slogdet``,
   ``tensorsolve``, ``tensorinv``, ``matrix_power`` (negative powers);
 * Householder QR: ``qr`` (LAPACK's signs, so NumPy's results);
-* Jacobi ``eigh`` (real symmetric): ``eigh``, ``eigvalsh``;
-* one-sided Jacobi SVD (real): ``svd``, ``svdvals``, ``pinv``, ``lstsq``,
-  ``matrix_rank``, ``cond``, and the 2-norms and nuclear norms of ``norm``.
+* Jacobi ``eigh`` (real symmetric or complex Hermitian): ``eigh``, ``eigvalsh``;
+* one-sided Jacobi SVD (real or complex): ``svd``, ``svdvals``, ``pinv``,
+  ``lstsq``, ``matrix_rank``, ``cond``, and the 2-norms and nuclear norms of
+  ``norm``.
 
 ``eig``/``eigvals`` (non-symmetric) run LAPACK on the host through a callback.
 Results follow JAX: ``eigh``/``svd``/``qr``/``slogdet`` return named tuples;
 ``solve`` treats a 1-D ``b`` as a vector and otherwise ``b[..., M, K]``;
-``lstsq`` always returns the residuals.  Not covered: complex matrices in
-``eigh``/``svd``.
+``lstsq`` always returns the residuals; eigenvectors and singular vectors
+are determined up to their signs (phases), which may differ from LAPACK's.
+Not covered: ``svd``'s ``subset_by_index``.
 """
 from __future__ import annotations
 

@@ -171,7 +171,7 @@ def test_eigh(shape, dtype):
     assert w.dtype == dtype and v.dtype == dtype
 
 
-def test_eigh_uplo_degenerate_and_unsupported():
+def test_eigh_uplo_degenerate_and_eig():
     a = symmetric((4, 4))
     upper_only = np.triu(a) + np.tril(np.full((4, 4), 9.0), -1)
     check(la.eigh(upper_only, UPLO="U", symmetrize_input=False).eigenvalues,
@@ -182,10 +182,6 @@ def test_eigh_uplo_degenerate_and_unsupported():
     check(w, np.array([1.0, 2, 2, 5]))
     orthonormal_columns(v, 1e-12)
     check(la.eigh(np.eye(3)).eigenvalues, np.ones(3))
-    with pytest.raises(NotImplementedError, match="complex"):
-        la.eigh(np.eye(2, dtype=np.complex64))
-    with pytest.raises(NotImplementedError, match="complex"):
-        la.svd(np.eye(2, dtype=np.complex64))
     a = np.array([[1.0, 2.0], [-3.0, 1.0]])  # eig: LAPACK's geev on the host, as NumPy's
     w, v = la.eig(a)
     np.testing.assert_allclose(np.asarray(a) @ np.asarray(v), np.asarray(v) * np.asarray(w),
@@ -225,17 +221,114 @@ def test_svd_rank_deficient_matrices():
     check(s, np.zeros(2))
 
 
-def test_complex_matrices_values():
-    """Eigenvalues and singular values of complex matrices, via the real embedding."""
-    h = spd((2, 4, 4), np.complex128) - 3 * np.eye(4)
-    check(la.eigvalsh(h), np.linalg.eigvalsh(h))
-    z = normal((2, 5, 3), np.complex128)
-    check(la.svdvals(z), np.linalg.svd(z, compute_uv=False))
+# complex Hermitian eigh and complex SVD: the vectors only up to their phases,
+# so the checks use phase-free quantities (projectors, rank-one terms)
+
+def hermitian(shape, dtype):
+    a = normal(shape, dtype)
+    return ((a + np.conj(np.swapaxes(a, -1, -2))) / 2).astype(dtype)
+
+
+def conj_t(x):
+    return np.conj(np.swapaxes(np.asarray(x), -1, -2))
+
+
+def column_projectors(v):
+    """``v[:, j] v[:, j]^H`` for each column ``j``: (..., n, m, m)."""
+    v = np.asarray(v)
+    return np.einsum("...ij,...kj->...jik", v, v.conj())
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_eigh(dtype):
+    tol = 5e-5 if dtype == np.complex64 else 1e-12
+    real = np.float32 if dtype == np.complex64 else np.float64
+    for shape in [(1, 1), (3, 3), (2, 4, 4)]:
+        a = hermitian(shape, dtype)
+        n = shape[-1]
+        w, v = la.eigh(a)
+        assert w.dtype == real and v.dtype == dtype
+        want_w, want_v = np.linalg.eigh(a)
+        check(w, want_w, tol=tol * n)
+        check(la.eigvalsh(a), want_w, tol=tol * n)
+        orthonormal_columns(v, tol * n)
+        check(a @ np.asarray(v), np.asarray(v) * np.asarray(w)[..., None, :], tol=tol * n,
+              dtype=False)
+        check(column_projectors(v), column_projectors(want_v), tol=tol * 10 * n, dtype=False)
+    junk = np.triu(np.full(shape, 7 + 7j, dtype), 1)  # only the lower triangle is read
+    check(la.eigh(np.tril(a) + junk, symmetrize_input=False).eigenvalues, want_w, tol=tol * n)
+    check(la.eigh(np.triu(a) + conj_t(junk), UPLO="U", symmetrize_input=False).eigenvalues,
+          want_w, tol=tol * n)
+
+
+def test_complex_eigh_degenerate_spectrum():
+    """A repeated eigenvalue: any unitary basis of its eigenspace will do, so
+    the check is the projector onto the eigenspace."""
+    q = np.linalg.qr(normal((4, 4), np.complex128))[0]
+    a = (q * np.array([2.0, 2.0, 1.0, 5.0])) @ conj_t(q)
+    w, v = la.eigh(a)
+    check(w, np.array([1.0, 2, 2, 5]), tol=1e-12)
+    orthonormal_columns(v, 1e-12)
+    v = np.asarray(v)
+    check(v[:, 1:3] @ conj_t(v[:, 1:3]), q[:, :2] @ conj_t(q[:, :2]), tol=1e-12)
+    w, v = la.eigh(np.eye(3, dtype=np.complex64))
+    check(w, np.ones(3, np.float32))
+    check(v, np.eye(3, dtype=np.complex64))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_svd(dtype):
+    tol = 5e-5 if dtype == np.complex64 else 1e-12
+    for shape in [(4, 4), (5, 3), (3, 5), (2, 4, 2)]:
+        a = normal(shape, dtype)
+        k = min(shape[-2:])
+        want_u, want_s, want_vh = np.linalg.svd(a, full_matrices=False)
+        check(la.svdvals(a), want_s, tol=tol * 10)
+        for full in (True, False):
+            u, s, vh = la.svd(a, full_matrices=full)
+            assert u.shape == np.linalg.svd(a, full_matrices=full)[0].shape
+            assert vh.shape == np.linalg.svd(a, full_matrices=full)[2].shape
+            assert s.dtype == np.abs(a).dtype and u.dtype == vh.dtype == dtype
+            check(s, want_s, tol=tol * 10)
+            orthonormal_columns(u, tol * 10)
+            orthonormal_columns(conj_t(vh), tol * 10)
+            u, vh = np.asarray(u)[..., :k], np.asarray(vh)[..., :k, :]
+            check(u * np.asarray(s)[..., None, :] @ vh, a, tol=tol * 10, dtype=False)
+        # phase-free: each singular triple's rank-one term u_j vh_j
+        terms = np.einsum("...ij,...jk->...jik", u, vh)
+        check(terms, np.einsum("...ij,...jk->...jik", want_u, want_vh), tol=tol * 100,
+              dtype=False)
+    rank_one = np.outer(normal(4, dtype), normal(3, dtype))
+    u, s, vh = la.svd(rank_one)
+    check(s, np.linalg.svd(rank_one, compute_uv=False), tol=tol * 10)
+    orthonormal_columns(u, tol * 10)  # unitary although two singular values are 0
+    check(np.asarray(u)[:, :3] * np.asarray(s) @ vh, rank_one, tol=tol * 10, dtype=False)
+
+
+def test_complex_svd_based_functions():
+    z, b = normal((2, 5, 3), np.complex128), normal((5, 2), np.complex128)
     check(la.svdvals(np.swapaxes(z, 1, 2)), np.linalg.svd(z, compute_uv=False))
     for ord_ in (2, -2, "nuc"):
         check(la.norm(z, ord_, (1, 2)), np.linalg.norm(z, ord_, (1, 2)), err=str(ord_))
     check(la.matrix_rank(z), np.linalg.matrix_rank(z), dtype=False)
     check(la.cond(z), np.linalg.cond(z))
+    check(la.pinv(z), np.linalg.pinv(z))
+    rank_one = np.outer(normal(4, np.complex128), normal(3, np.complex128))
+    check(la.pinv(rank_one), np.linalg.pinv(rank_one))
+    check(la.matrix_rank(rank_one), 1, dtype=False)
+    x, resid, rank, s = la.lstsq(z[0], b)
+    want = np.linalg.lstsq(z[0], b)
+    check((x, resid, s), (want[0], want[1], want[3]))
+    assert rank == 3
+    import numxla.scipy.linalg as sla
+    from numxla.primitives.composites import linalg as lax_linalg
+    h = hermitian((3, 3), np.complex128)
+    w = np.linalg.eigvalsh(h)
+    check(sla.eigh(h)[0], w)
+    check(sla.eigh(h, eigvals_only=True), w)
+    check(lax_linalg.eigh(h)[1], w)
+    check(sla.svd(z[0])[1], np.linalg.svd(z[0], compute_uv=False))
+    check(lax_linalg.svd(z[0])[1], np.linalg.svd(z[0], compute_uv=False))
 
 
 def test_pinv_lstsq_matrix_rank_cond():
@@ -334,6 +427,13 @@ def test_eigh_and_svd_under_jit():
     check(s, np.linalg.svd(a[:, :3], compute_uv=False))
 
 
+def test_complex_eigh_under_jit():
+    h = hermitian((3, 3), np.complex64)
+    w, v = _jit_matches_eager(la.eigh, h, tol=1e-5)
+    check(w, np.linalg.eigvalsh(h), tol=1e-5)
+    check(h @ np.asarray(v), np.asarray(v) * np.asarray(w), tol=1e-5, dtype=False)
+
+
 def test_vmap():
     a, b = well_conditioned((3, 4, 4)), normal((3, 4))
     check(vmap(la.solve)(a, b), np.linalg.solve(a, b[..., None])[..., 0])
@@ -342,6 +442,8 @@ def test_vmap():
     check(vmap(la.eigvalsh)(s), np.linalg.eigvalsh(s))
     check(vmap(la.svdvals)(a), np.linalg.svd(a, compute_uv=False))
     check(vmap(lambda m: la.norm(m, 2))(a), np.linalg.norm(a, 2, (1, 2)))
+    h = hermitian((2, 3, 3), np.complex128)
+    check(vmap(la.eigvalsh)(h), np.linalg.eigvalsh(h))
 
 
 # -- derivatives against finite differences ----------------------------------------------------
@@ -376,6 +478,36 @@ def test_gradients_of_eigh_and_svd():
     _grads(la.svdvals, r.T)
     _grads(lambda m: (lambda u, s, vh: (u * s) @ vh)(*la.svd(m, full_matrices=False)), r)
     _grads(lambda m: (lambda u, s, vh: u[:, :1] @ vh[:1])(*la.svd(m)), r)
+
+
+def test_gradients_of_complex_eigh_and_svd():
+    """Real-valued, phase-free functions of the results against finite
+    differences, and the tangents against JAX's rules (``M = V^H dA V``:
+    ``dw = real(diag(M))``, ``V^H dV = F * M`` off the diagonal, where the
+    vectors' phase convention does not enter; ``dS = real(diag(U^H dA V))``)."""
+    a = hermitian((4, 4), np.complex128)
+    _grads(lambda m: la.eigh(m).eigenvalues, a)
+    _grads(lambda m: (lambda v: v[:, :2] @ xnp.conj(v[:, :2]).T)(la.eigh(m).eigenvectors), a)
+    _grads(lambda m: xnp.abs(la.eigh(m).eigenvectors) ** 2, a)
+    _grads(lambda m: la.eigvalsh(m), hermitian((3, 3), np.complex64))
+    z = normal((4, 3), np.complex128)
+    _grads(la.svdvals, z)
+    _grads(la.svdvals, z.T)
+    _grads(lambda m: (lambda u, s, vh: (u * s) @ vh)(*la.svd(m, full_matrices=False)), z)
+    _grads(lambda m: (lambda u, s, vh: u[:, :1] @ vh[:1])(*la.svd(m)), z)
+    _grads(la.pinv, z)
+
+    da = hermitian((4, 4), np.complex128)
+    (w, v), (dw, dv) = pytree.tree_map(np.asarray, jvp(la.eigh, (a,), (da,)))
+    m = conj_t(v) @ da @ v
+    check(dw, np.real(np.diag(m)))
+    off = ~np.eye(4, dtype=bool)
+    gaps = w[None, :] - w[:, None]
+    check((conj_t(v) @ dv)[off], (m / np.where(off, gaps, 1))[off])
+    dz = normal((4, 3), np.complex128)
+    (u, _, vh), (_, ds, _) = pytree.tree_map(
+        np.asarray, jvp(lambda x: tuple(la.svd(x, full_matrices=False)), (z,), (dz,)))
+    check(ds, np.real(np.diag(conj_t(u) @ dz @ conj_t(vh))))
 
 
 def test_gradients_of_eig():
