@@ -1,6 +1,7 @@
 """``jax.experimental``: ``enable_x64``/``disable_x64`` (context managers
-switching ``jax_enable_x64``), ``ode`` (``odeint``) and ``io_callback``;
-``shard_map``, ``mesh_utils`` and ``compilation_cache`` are submodules."""
+switching ``jax_enable_x64``), ``ode`` (``odeint``), ``checkify``, ``jet``
+and ``io_callback``; ``shard_map``, ``mesh_utils`` and ``compilation_cache``
+are submodules."""
 from __future__ import annotations
 
 import contextlib
@@ -10,9 +11,9 @@ from numxla.tracer.config import config
 
 from numxla._api import io_callback
 
-from . import ode
+from . import checkify, jet, ode
 
-__all__ = ["enable_x64", "disable_x64", "ode", "io_callback"]
+__all__ = ["enable_x64", "disable_x64", "ode", "checkify", "jet", "io_callback"]
 
 
 @contextlib.contextmanager

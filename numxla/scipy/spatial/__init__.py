@@ -1,0 +1,4 @@
+"""``jax.scipy.spatial``: ``transform`` (``Rotation``, ``Slerp``)."""
+from . import transform
+
+__all__ = ["transform"]
