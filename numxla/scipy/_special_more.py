@@ -1,7 +1,8 @@
 """More of ``jax.scipy.special``: exponential integrals (``exp1``, ``expi``,
-``expn``), Spence's function (the dilogarithm), Bessel functions of the
-first kind ``J_0 .. J_v`` (``bessel_jn``) and the scaled complementary
-error function ``erfcx``.
+``expn``) and the sine and cosine integrals (``sici``), Spence's function
+(the dilogarithm), Bessel functions of the first kind ``J_0 .. J_v``
+(``bessel_jn``), the scaled complementary error function ``erfcx`` and the
+Bernoulli numbers.
 
 Each is a fixed number of series or continued-fraction steps chosen per
 region with ``where`` (every region computed on an argument made safe for
@@ -11,16 +12,18 @@ and differentiate as any composition of ops does.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 import numxla.primitives as lax
 import numxla.primitives.numpy as xnp
+from numxla.autodiff.custom import custom_jvp
 
-from ._util import promote_inexact, quiet
+from ._util import default_float, dtype_of, promote_inexact, quiet
 
-__all__ = ["exp1", "expi", "expn", "spence", "bessel_jn", "erfcx"]
+__all__ = ["exp1", "expi", "expn", "sici", "spence", "bessel_jn", "erfcx", "bernoulli"]
 
 _EULER = 0.5772156649015329
 
@@ -99,7 +102,86 @@ def expi(x: Any) -> Any:
     asym = xnp.exp(big) / big * asym
     out = xnp.where(x > 40, asym, series)
     out = xnp.where(x < 0, -exp1(xnp.where(x < 0, -x, 1.0)), out)
-    return xnp.where(x == 0, xnp.nan, out)
+    return xnp.where((x == 0) | xnp.isnan(x), xnp.nan, out)
+
+
+def _sici_series(x: Any, terms: int = 30) -> tuple[Any, Any]:
+    """``Si = sum (-1)^k x^(2k+1) / ((2k+1) (2k+1)!)`` and ``Ci - gamma - ln x =
+    sum_{k>=1} (-1)^k x^2k / (2k (2k)!)`` (A&S 5.2.14, 5.2.16), for ``x < 4``."""
+    si, ci, power = xnp.zeros_like(x), xnp.zeros_like(x), xnp.ones_like(x)
+    for n in range(1, 2 * terms):               # power = (-1)^(n//2) x^n / n!
+        power = power * x / n
+        if n % 2:
+            si = si + power / n
+        else:
+            power = -power
+            ci = ci + power / n
+    return si, ci
+
+
+def _e1_imaginary(x: Any, steps: int = 40) -> Any:
+    """``E1(ix)`` for ``x >= 4`` by the even part of its continued fraction
+    ``E1(z) = exp(-z) / (z + 1 - 1 / (z + 3 - 4 / (z + 5 - ...)))`` (A&S 5.1.22),
+    from the bottom up."""
+    z = 1j * lax.convert_element_type(x, np.result_type(dtype_of(x), np.complex64))
+    tail = xnp.zeros_like(z)
+    for k in range(steps, 0, -1):
+        tail = (k * k) / (z + (2 * k + 1) - tail)
+    return xnp.exp(-z) / (z + 1 - tail)
+
+
+@quiet
+def _sici_values(x: Any) -> tuple[Any, Any]:
+    ax = xnp.abs(x)
+    near = ax < 4
+    safe_near = xnp.where(near & (ax > 0), ax, 1.0)
+    si_near, ci_near = _sici_series(safe_near)
+    ci_near = ci_near + _EULER + xnp.log(safe_near)
+    e1 = _e1_imaginary(xnp.where(near | xnp.isinf(ax), 4.0, ax))   # -Ci + i (Si - pi/2)
+    si = xnp.where(near, si_near, math.pi / 2 + lax.imag(e1))
+    ci = xnp.where(near, ci_near, -lax.real(e1))
+    si = xnp.where(ax == 0, 0.0, xnp.where(xnp.isinf(ax), math.pi / 2, si))
+    ci = xnp.where(ax == 0, -np.inf, xnp.where(xnp.isinf(ax), 0.0, ci))
+    # Si is odd; SciPy gives Ci(|x|) for negative x (and NaN at -inf)
+    ci = xnp.where(xnp.isneginf(x), np.nan, ci)
+    return xnp.where(x < 0, -si, si), xnp.where(xnp.isnan(x), x, ci)
+
+
+@custom_jvp
+def _sici(x: Any) -> tuple[Any, Any]:
+    return _sici_values(x)
+
+
+@_sici.defjvp
+def _sici_jvp(primals: tuple, tangents: tuple) -> tuple:
+    (x,), (t,) = primals, tangents
+    safe = xnp.where(x == 0, 1.0, x)
+    return _sici(x), (t * xnp.where(x == 0, 1.0, xnp.sin(safe) / safe), t * xnp.cos(x) / x)
+
+
+def sici(x: Any) -> tuple[Any, Any]:
+    """The sine and cosine integrals ``(Si(x), Ci(x))``: power series below
+    4, ``E1(ix) = -Ci(x) + i (Si(x) - pi/2)`` above."""
+    (x,) = promote_inexact(x)
+    return _sici(x)
+
+
+def bernoulli(n: int) -> Any:
+    """The Bernoulli numbers ``B_0 .. B_n`` (``B_1 = -1/2``), exact fractions
+    from ``sum_{k<=m} C(m+1, k) B_k = 0``, rounded once."""
+    n = int(n)
+    if n < 0:
+        raise ValueError(f"n must be a non-negative integer, got {n}")
+    numbers: list[Fraction] = []
+    for m in range(n + 1):
+        numbers.append(Fraction(1) if m == 0 else
+                       -sum(math.comb(m + 1, k) * b for k, b in enumerate(numbers)) / (m + 1))
+    def rounded(b: Fraction) -> float:
+        try:
+            return float(b)
+        except OverflowError:                   # |B_n| > 1.8e308 from n = 260 on
+            return math.inf if b > 0 else -math.inf
+    return xnp.asarray(np.array([rounded(b) for b in numbers]), default_float())
 
 
 # B_n / (n + 1)! for n = 0, 1, 2, 4, ..., 20: Li2(y) = sum c_n u^(n+1), u = -ln(1 - y)
@@ -131,7 +213,7 @@ def spence(x: Any) -> Any:
     low = xnp.minimum(y, -1.0)                          # Li2(y) = -pi^2/6 - ln^2(-y)/2 - Li2(1/y)
     inverted = -pi2_6 - 0.5 * xnp.log(-low) ** 2 - _li2_central(1 / low)
     out = xnp.where(y > 0.5, reflected, xnp.where(y < -1, inverted, central))
-    return xnp.where(x < 0, xnp.nan, out)
+    return xnp.where((x < 0) | xnp.isposinf(x), xnp.nan, out)
 
 
 @quiet

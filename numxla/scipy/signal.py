@@ -1,6 +1,8 @@
 """``jax.scipy.signal``: direct convolution and correlation of N-d arrays
 (``convolve``, ``correlate``, ``convolve2d``, ``correlate2d``,
-``fftconvolve``), as JAX computes them: one ``conv_general_dilated``."""
+``fftconvolve``), as JAX computes them: one ``conv_general_dilated``; and
+spectral analysis (``stft``, ``istft``, ``welch``, ``csd``, ``detrend``,
+``get_window``) from ``_signal_spectral``."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,9 +10,11 @@ from typing import Any
 import numxla.primitives as lax
 import numxla.primitives.numpy as xnp
 
+from ._signal_spectral import csd, detrend, get_window, istft, stft, welch
 from ._util import promote_inexact
 
-__all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve"]
+__all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "stft",
+           "istft", "welch", "csd", "detrend", "get_window"]
 
 
 def _convolve_nd(in1: Any, in2: Any, mode: str) -> Any:

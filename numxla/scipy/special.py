@@ -469,8 +469,14 @@ def log_softmax(x: Any, /, *, axis: int | tuple[int, ...] | None = None) -> Any:
     return nn_log_softmax(x, axis=axis)
 
 
-# exponential integrals, Spence's function, Bessel J_n and erfcx (``_special_more``)
+# exponential and trigonometric integrals, Spence's function, Bessel J_n, erfcx and
+# the Bernoulli numbers (``_special_more``); wofz, dawsn, fresnel and owens_t
+# (``_special_error``); hyp1f1, hyp2f1 and sph_harm_y (``_special_hyper``)
+from ._special_error import *  # noqa: E402,F401,F403
+from ._special_error import __all__ as _error
+from ._special_hyper import *  # noqa: E402,F401,F403
+from ._special_hyper import __all__ as _hyper
 from ._special_more import *  # noqa: E402,F401,F403
 from ._special_more import __all__ as _more
 
-__all__ += _more
+__all__ += _more + _error + _hyper
