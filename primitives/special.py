@@ -6,7 +6,7 @@ differentiate through the ops they are made of.
 ``erf_inv``: for f32 (and the 16-bit floats, computed in f32) Giles'
 single-precision approximation ("Approximating the erfinv function", 2010)
 in XLA's form, so JAX's ``random.normal`` bits are reproduced; for f64 that
-estimate refined by Newton steps on ``erf``.
+estimate refined by Newton steps on ``erf`` (on ``log(erfc)`` in the tails).
 
 ``erfc``, ``lgamma``, ``digamma``, ``polygamma``, ``zeta``, ``igamma``,
 ``igammac``, ``igamma_grad_a``, ``random_gamma_grad``, ``betainc`` and
@@ -45,7 +45,7 @@ _ERF_INV_LARGE_W = (-0.000200214257, 0.000100950558, 0.00134934322, -0.003673428
                     0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
 
 
-_NEWTON_STEPS = 14  # enough from f32's last estimate (3.7) to the largest root (5.9)
+_NEWTON_STEPS = 6  # from the f32 estimate: quadratic steps, the tail's in log(erfc)
 
 
 def _horner(coefficients: tuple[float, ...], w: Any) -> Any:
@@ -79,17 +79,26 @@ def erf_inv(x: Any) -> Any:
         return convert_element_type(_erf_inv_f32(convert_element_type(x, PT.F32)), t)
     if t is not PT.F64:
         return _erf_inv_f32(x)
-    # f64: the f32 estimate (of x kept inside f32's (-1, 1)), then Newton steps
-    # on erf(y) = x.  Near the estimate each step doubles the correct digits;
-    # in the tail beyond f32's reach (|x| > 1 - 2^-24, y up to 5.9) erf is
-    # concave, so steps of about 1/(2y) climb to the root without overshoot.
+    # f64: the f32 estimate, then Newton steps on |x| = erf(y).  Where |x| > 1/2
+    # they solve log(erfc(y)) = log(1 - |x|) instead (1 - |x| is exact there):
+    # erf(y) - |x| would cancel to nothing near 1, and log(erfc) is almost
+    # -y^2: from f32's last estimate (3.7, |x| = 1 - 2^-24) the steps reach the
+    # largest root (8.1, 1 - |x| = 2^-53) in a few quadratic steps.
+    a = abs(x)
     limit = 1.0 - 2.0 ** -23
-    inside = clamp(-limit, x, limit)
-    y = convert_element_type(_erf_inv_f32(convert_element_type(inside, PT.F32)), PT.F64)
+    y = convert_element_type(_erf_inv_f32(convert_element_type(clamp(0.0, a, limit), PT.F32)),
+                             PT.F64)
+    tail = gt(a, 0.5)
+    log_r = log(select(tail, 1.0 - clamp(0.0, a, 1.0 - 2.0 ** -53), a * 0.0 + 0.5))  # finite at 1
+    half_sqrt_pi = np.sqrt(np.pi) / 2
     for _ in range(_NEWTON_STEPS):
-        y = y - (erf(y) - x) * (np.sqrt(np.pi) / 2) * exp(y * y)
-    y = select(eq(abs(x), 1.0), _signed_inf(x), y)
-    return select(gt(abs(x), 1.0), x * 0.0 + np.nan, y)
+        e = erfc(y)
+        step_tail = (log(e) - log_r) * e * half_sqrt_pi * exp(y * y)
+        step_body = (erf(y) - a) * half_sqrt_pi * exp(y * y)
+        y = y + select(tail, step_tail, -step_body)
+    y = select(lt(x, 0.0), -y, y)
+    y = select(eq(a, 1.0), _signed_inf(x), y)
+    return select(gt(a, 1.0), x * 0.0 + np.nan, y)
 
 
 # ==========================================================================

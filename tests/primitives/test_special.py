@@ -24,7 +24,14 @@ def test_erf_inv_f32_as_giles_approximation_and_edges():
 
 def test_erf_inv_f64_and_half_types():
     x = np.concatenate([np.linspace(-1 + 2 ** -22, 1 - 2 ** -22, 4001), [1e-300, -0.5]])
-    np.testing.assert_allclose(lax.erf_inv(x), erfinv(x), rtol=1e-10, atol=1e-300)
+    np.testing.assert_allclose(lax.erf_inv(x), erfinv(x), rtol=1e-14, atol=1e-300)
+    # the tails, beyond f32's reach: 1 - |x| down to 2^-53 (erf(y) - x would cancel)
+    tails = 1 - np.logspace(-7, np.log10(2.0 ** -53), 60)
+    tails = np.concatenate([tails, -tails, [1.0, -1.0, 1.5, np.nan]])
+    got, want = np.asarray(lax.erf_inv(tails)), erfinv(tails)
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+    got = np.asarray(jit(lax.erf_inv)(tails))
+    np.testing.assert_allclose(got, want, rtol=1e-14)
     h = np.linspace(-0.99, 0.99, 199).astype(np.float16)
     np.testing.assert_allclose(lax.erf_inv(h).astype(np.float64), erfinv(h.astype(np.float64)),
                                rtol=2e-3)
