@@ -40,8 +40,9 @@ class BatchTracer(Tracer):
     def describe_origin(self) -> str:
         return "a value mapped over by vmap"
 
-    def __repr__(self) -> str:
-        return f"BatchTracer<{self._aval}, batched at {self.dim}>"
+    def __repr__(self) -> str:  # as JAX prints a value traced by vmap
+        return f"VmapTracer(aval={self._aval.jax_text()}, " \
+               f"batched={abstractify(self.value).jax_text()})"
 
 
 class BatchInterpreter(Interpreter):

@@ -15,17 +15,21 @@ import itertools
 import threading
 import time
 import types
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from numxla.tracer import pytree
-from numxla.tracer.core import (AbstractValue, EagerArray, Tracer, abstractify, dynamic_array, is_float0,
-                         runtime_sizes)
+from numxla.tracer.config import config
+from numxla.tracer.core import (AbstractValue, EagerArray, Tracer, abstractify,
+                                check_special_values, dynamic_array, is_float0, runtime_sizes,
+                                user_dtype)
 from numxla.tracer.graph import Graph
 from numxla.tracer.printer import graph_to_text, subgraphs
 from numxla.tracer.shapes import PrimitiveType, Shape
-from numxla.tracer.tracing import Signature, _argument_names, split_static, trace_with_signature
+from numxla.tracer.tracing import (ShapeDtypeStruct, Signature, _argument_names, split_static,
+                                   trace_with_signature)
 
 from . import lowering  # noqa: F401  (registers the lowering rules)
 from .background import PARALLEL_MIN_KERNELS, compile_in_parallel, service
@@ -39,7 +43,7 @@ from .runtime import Array, as_layout
 from .tiers import (CHECKED_CALLS, TieredProgram, check_against_tier_0, compile_in_background,
                     log, log_level, tier_mode)
 
-__all__ = ["jit", "JittedFunction", "Lowered", "Compiled"]
+__all__ = ["jit", "JittedFunction", "Traced", "Lowered", "Compiled"]
 
 _names = itertools.count()
 
@@ -281,6 +285,24 @@ class Lowered:
         return compiled
 
 
+class Traced:
+    """``jit(f).trace(*args)``: the traced graph (``jaxpr``), its results'
+    shapes and dtypes (``out_info``), and ``lower()``."""
+
+    def __init__(self, graph: Graph, out_shapes: Sequence[Shape]):
+        self.jaxpr = graph
+        self.out_shapes = tuple(out_shapes)
+
+    @property
+    def out_info(self) -> Any:
+        return self.jaxpr.out_tree.unflatten([
+            ShapeDtypeStruct(av.dimensions, user_dtype(av.element_type))
+            for av in self.jaxpr.out_avals])
+
+    def lower(self) -> Lowered:
+        return Lowered(self.jaxpr, self.out_shapes)
+
+
 def _with_layout(shape: Shape, layout: Any, what: str) -> Shape:
     """``shape`` in ``layout``; a bad layout is an error naming ``what`` and the shape."""
     try:
@@ -319,6 +341,25 @@ def _function_name(fn: Callable) -> str:
     return getattr(fn, "__name__", None) or type(fn).__name__
 
 
+# function -> {jit options: caches}: ``jax.jit(f)(x)`` written in a loop traces
+# ``f`` once, as in JAX, rather than once per new ``jit`` object
+_SHARED_CACHES: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def _caches_for(fn: Callable, options: tuple) -> tuple[dict, dict, dict, threading.Lock]:
+    """The trace caches of ``jit(fn)`` with ``options``: those of an earlier
+    ``jit`` of the same function and options while ``fn`` lives; fresh ones
+    where ``fn`` cannot be weakly referenced or the options are unhashable."""
+    fresh = ({}, {}, {}, threading.Lock())
+    try:
+        hash(options)
+        with _SHARED_LOCK:
+            return _SHARED_CACHES.setdefault(fn, {}).setdefault(options, fresh)
+    except TypeError:
+        return fresh
+
+
 class JittedFunction:
     """The result of ``jit(f)``: calls compile once per signature."""
 
@@ -335,12 +376,16 @@ class JittedFunction:
                                                                  static_argnames)
         self.in_layouts = in_layouts
         self.out_layouts = out_layouts
-        self._cache: dict[Signature, Compiled] = {}
-        # (tree, statics, cheap leaf keys) -> Compiled: skips building abstract values
-        self._fast_cache: dict[tuple, Compiled] = {}
-        self._flat_cache: dict[tuple, Compiled] = {}  # positional ndarrays only
+        # signature -> Compiled; (tree, statics, cheap leaf keys) -> Compiled (skips building
+        # abstract values); positional ndarrays' keys -> Compiled.  Shared by every jit of
+        # the same function and options, as JAX's trace cache is.
+        self._cache: dict[Signature, Compiled]
+        self._fast_cache: dict[tuple, Compiled]
+        self._flat_cache: dict[tuple, Compiled]
+        self._cache, self._fast_cache, self._flat_cache, self._lock = _caches_for(
+            fn, (self.static_argnums, self.static_argnames, in_layouts, out_layouts, tiered,
+                 tier_mode()))
         self._has_static = static_argnums is not None or static_argnames is not None
-        self._lock = threading.Lock()
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         """A ``jit``-decorated method binds its instance as the first argument
@@ -417,9 +462,23 @@ class JittedFunction:
         return graph
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        return self.trace(*args, **kwargs).lower()
+
+    def trace(self, *args: Any, **kwargs: Any) -> "Traced":
+        """JAX's ``jit(f).trace(*args)``: the traced graph, to lower or inspect."""
         signature, _, dyn_args, dyn_kwargs = self._signature(args, kwargs)
         graph = self._trace(signature, dyn_args, dyn_kwargs)
-        return Lowered(graph, self._out_shapes(graph))
+        return Traced(graph, self._out_shapes(graph))
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """The results' shapes and dtypes (``ShapeDtypeStruct``s), nothing computed."""
+        return self.trace(*args, **kwargs).out_info
+
+    def clear_cache(self) -> None:
+        """Forget the traced and compiled programs (this function's, every ``jit`` of it)."""
+        with self._lock:
+            for cache in (self._cache, self._fast_cache, self._flat_cache):
+                cache.clear()
 
     def _compiled_for(self, signature: Signature, dyn_args: tuple, dyn_kwargs: dict
                       ) -> Compiled | TieredProgram:
@@ -474,7 +533,10 @@ class JittedFunction:
                          for a in args])
             compiled = self._flat_cache.get(key)
             if compiled is not None:
-                return compiled.graph.out_tree.unflatten(compiled.call_flat(args))
+                results = compiled.call_flat(args)
+                if config.jax_debug_nans or config.jax_debug_infs:
+                    self._check_special(results, args, kwargs)
+                return compiled.graph.out_tree.unflatten(results)
         if self._has_static:
             dyn_args, dyn_kwargs, static_pos, static_kw = split_static(
                 args, kwargs, self.static_argnums, self.static_argnames)
@@ -496,7 +558,20 @@ class JittedFunction:
                 if not kwargs and not self._has_static and all(
                         type(a) in _PLAIN_ARRAYS for a in args):
                     self._flat_cache[tuple((a.dtype, a.shape) for a in args)] = compiled
-        return compiled.graph.out_tree.unflatten(compiled.call_flat(leaves))
+        results = compiled.call_flat(leaves)
+        if config.jax_debug_nans or config.jax_debug_infs:
+            self._check_special(results, args, kwargs)
+        return compiled.graph.out_tree.unflatten(results)
+
+    def _check_special(self, results: Sequence[Any], args: tuple, kwargs: dict) -> None:
+        """``jax_debug_nans``/``jax_debug_infs``: a NaN (inf) in the results
+        reruns the function eagerly, so the op that made it raises, as JAX's
+        de-optimized rerun does; if none does, the jit call raises."""
+        try:
+            check_special_values(f"jit({self.__name__})", [np.asarray(r) for r in results])
+        except FloatingPointError:
+            self.fn(*args, **kwargs)
+            raise
 
     def cache_size(self) -> int:
         """How many signatures have been traced (each compiled, or compiling)."""

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from numxla.tracer.core import (OPERATOR_NAMES, AbstractValue, abstractify, array_repr, eager_getitem,
-                                operator_ufunc, to_numpy)
+                                bf16_display, operator_ufunc, to_numpy, user_dtype)
 from numxla.tracer.shapes import (Layout, PrimitiveType, Shape, bf16_to_f32, from_physical, parse_layout,
                            to_physical)
 
@@ -68,8 +68,8 @@ class Array:
         return self.xla_shape.dimensions
 
     @property
-    def dtype(self) -> np.dtype:
-        return self.xla_shape.element_type.numpy_dtype
+    def dtype(self) -> Any:
+        return user_dtype(self.xla_shape.element_type)
 
     @property
     def ndim(self) -> int:
@@ -108,6 +108,22 @@ class Array:
     def devices(self) -> set:
         return self.sharding.device_set
 
+    @property
+    def device(self) -> Any:
+        """JAX's ``x.device``: the one device the array is on (not NumPy's "cpu")."""
+        return next(iter(self.devices()))
+
+    def to_device(self, device: Any, *, stream: Any = None) -> Any:
+        """The array on ``device``: itself (one CPU device)."""
+        return self
+
+    def copy_to_host_async(self) -> None:
+        """Nothing to start: the values are in host memory."""
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise TypeError("JAX arrays are immutable and do not support in-place item assignment. "
+                        "Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method")
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of an unsized Array")
@@ -129,7 +145,8 @@ class Array:
                           "" if default else f", shape={self.xla_shape}")
 
     def __str__(self) -> str:
-        return str(self.values())
+        bf16 = self.xla_shape.element_type is PrimitiveType.BF16
+        return str(bf16_display(self.values()) if bf16 else self.values())
 
     def __format__(self, spec: str) -> str:
         values = self.values()

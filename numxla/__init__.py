@@ -42,6 +42,7 @@ from ._api import (ShapeDtypeStruct, block_until_ready, checkpoint_policies, cle
                    process_index, pure_callback, typeof)
 from ._compat import *  # noqa: F401,F403  (settings as context managers, process queries...)
 from ._compat import __all__ as _compat_names
+from . import _aliases
 from ._shard_map import shard_map
 from .sharding import NamedSharding, P, reshard, set_mesh
 
@@ -52,6 +53,7 @@ for _sub in ("linalg", "fft"):  # import numxla.numpy.linalg as la
     sys.modules[f"{__name__}.numpy.{_sub}"] = getattr(_jnp, _sub)
 numpy = _jnp
 lax = _lax
+_aliases.install()  # ``sys.modules["jax"] = numxla``: ``import jax.numpy`` finds numxla.numpy
 # ``jax.Array``: the type of every numxla array (eager, compiled, traced), for isinstance
 Array = _jnp.ndarray
 
@@ -62,7 +64,7 @@ tree_structure = _pytree.tree_structure
 _SUBMODULES = ("random", "nn", "tree_util", "tree", "debug", "scipy", "dtypes", "errors",
                "example_libraries", "experimental", "typing", "ops", "flatten_util", "sharding",
                "ad_checkpoint", "custom_derivatives", "distributed", "image", "profiler",
-               "stages")
+               "stages", "custom_batching", "test_util")
 
 
 def __getattr__(name: str) -> Any:

@@ -17,6 +17,7 @@ import numpy as np
 from numxla.autodiff import jacfwd, jacrev, jvp
 from numxla.autodiff.implicit import closure_convert
 from numxla.tracer import pytree
+from numxla.tracer.core import user_dtype
 from numxla.tracer.graph import Graph
 from numxla.tracer.tracing import ShapeDtypeStruct, trace_pytree
 
@@ -30,7 +31,7 @@ def eval_shape(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The shapes and dtypes of ``fn(*args, **kwargs)`` as ``ShapeDtypeStruct``s,
     traced with abstract values, nothing computed."""
     graph, _ = trace_pytree(fn, args, kwargs)
-    return graph.out_tree.unflatten([ShapeDtypeStruct(av.dimensions, av.dtype)
+    return graph.out_tree.unflatten([ShapeDtypeStruct(av.dimensions, user_dtype(av.element_type))
                                      for av in graph.out_avals])
 
 
@@ -116,6 +117,9 @@ class CpuDevice:
 
     def __repr__(self) -> str:
         return f"CpuDevice(id={self.id})"
+
+    def __str__(self) -> str:
+        return f"{self.platform}:{self.id}"
 
 
 def local_device_count(backend: str | None = None) -> int:
@@ -300,8 +304,12 @@ def disable_jit(disable: bool = True) -> Any:
 
 @contextlib.contextmanager
 def ensure_compile_time_eval() -> Any:
-    """A no-op context (numxla's constants are already computed while tracing)."""
-    yield
+    """While the block runs, ops on concrete values run eagerly even under
+    ``jit``: their results are concrete (usable in Python control flow);
+    ops on traced values are traced as usual."""
+    from numxla.tracer.core import eval_constants
+    with eval_constants():
+        yield
 
 
 @contextlib.contextmanager
@@ -328,7 +336,7 @@ def typeof(x: Any) -> ShapeDtypeStruct:
     """The abstract type of ``x`` (shape and dtype)."""
     from numxla.tracer.core import abstractify
     aval = abstractify(x)
-    return ShapeDtypeStruct(aval.dimensions, aval.dtype)
+    return ShapeDtypeStruct(aval.dimensions, user_dtype(aval.element_type))
 
 
 def clear_caches() -> None:

@@ -14,9 +14,9 @@ draws, and ``split``/``fold_in``/``clone`` return keys of the kind they get.
 
 Where this shows, unlike JAX: pytree functions see the raw data as the leaf
 (JAX's key arrays are leaves), a negative ``vmap`` axis counts from the
-data's trailing 2, ``isinstance(k, jax.Array)`` is False, and ``jnp``
-functions do not take key arrays (their methods do: indexing, iteration,
-``reshape``, ``T``, ``==``...).
+data's trailing 2, ``isinstance(k, jax.Array)`` is False, and of the
+``jnp`` functions only ``stack`` and ``concatenate`` take key arrays (their
+methods do: indexing, iteration, ``reshape``, ``T``, ``==``...).
 """
 from __future__ import annotations
 
@@ -119,6 +119,11 @@ class KeyArray:
 
     def copy(self) -> "KeyArray":
         return KeyArray(self._data)
+
+    def __numxla_key_data__(self) -> Any:
+        """The raw data, for the ``jnp`` functions that take key arrays
+        (``stack``, ``concatenate``)."""
+        return self._data
 
     def block_until_ready(self) -> "KeyArray":
         return self

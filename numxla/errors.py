@@ -1,19 +1,17 @@
 """``jax.errors``: the exception types JAX programs catch, as numxla's own
-(a ``ConcretizationTypeError`` is what numxla raises for a traced value used
-where Python needs a concrete one)."""
+(each of the conversion errors a traced value used where Python needs a
+concrete one raises is a ``tracer.core.ConcretizationError``)."""
 from __future__ import annotations
 
-from numxla.tracer.core import ConcretizationError, LeakedTracerError, TracerError
+from numxla.tracer.core import (ConcretizationTypeError, LeakedTracerError,
+                                NonConcreteBooleanIndexError, TracerArrayConversionError,
+                                TracerBoolConversionError, TracerError,
+                                TracerIntegerConversionError)
 
 __all__ = ["ConcretizationTypeError", "TracerArrayConversionError", "TracerBoolConversionError",
            "TracerIntegerConversionError", "UnexpectedTracerError", "NonConcreteBooleanIndexError",
            "KeyReuseError", "JaxRuntimeError"]
 
-ConcretizationTypeError = ConcretizationError
-TracerArrayConversionError = ConcretizationError
-TracerBoolConversionError = ConcretizationError
-TracerIntegerConversionError = ConcretizationError
-NonConcreteBooleanIndexError = ConcretizationError
 UnexpectedTracerError = LeakedTracerError
 
 

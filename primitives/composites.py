@@ -8,6 +8,7 @@ a function of floats refuses integers, as ``jax.lax`` does.
 """
 from __future__ import annotations
 
+import sys
 import types
 from typing import Any, Callable, Sequence
 
@@ -159,24 +160,30 @@ def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True)
     return out if keepdims else so.squeeze(out, (axis,))
 
 
-def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool = True) -> Any:
-    """Element ``index`` (a run-time scalar, clamped) along ``axis``."""
-    out = so.dynamic_slice_in_dim(operand, index, 1, axis)
+def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool = True, *,
+                         allow_negative_indices: bool = True) -> Any:
+    """Element ``index`` (a run-time scalar, negative from the end, clamped) along ``axis``."""
+    out = so.dynamic_slice_in_dim(operand, index, 1, axis,
+                                  allow_negative_indices=allow_negative_indices)
     return out if keepdims else so.squeeze(out, (axis,))
 
 
-def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axis: int) -> Any:
+def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axis: int, *,
+                                allow_negative_indices: bool = True) -> Any:
     """``update`` written at ``start_index`` along ``axis``."""
     starts = [np.int32(0)] * abstractify(operand).ndim
     starts[axis] = start_index
-    return so.dynamic_update_slice(operand, update, starts)
+    return so.dynamic_update_slice(operand, update, starts,
+                                   allow_negative_indices=allow_negative_indices)
 
 
-def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int) -> Any:
+def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int, *,
+                                allow_negative_indices: bool = True) -> Any:
     """``update`` (with or without the axis) written at ``index`` along ``axis``."""
     if abstractify(update).ndim == abstractify(operand).ndim - 1:
         update = so.expand_dims(update, (axis,))
-    return dynamic_update_slice_in_dim(operand, update, index, axis)
+    return dynamic_update_slice_in_dim(operand, update, index, axis,
+                                       allow_negative_indices=allow_negative_indices)
 
 
 def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
@@ -382,53 +389,29 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     return x
 
 
-def _linalg_module() -> types.ModuleType:
-    """``jax.lax.linalg``: the decompositions under lax's names and argument
-    conventions, built on ``numxla.numpy.linalg``'s."""
-    from . import fft_linalg as fl
-    from . import numpy as xnp
-
-    def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
-        return xnp.linalg.cholesky(x, symmetrize_input=symmetrize_input)
-
-    def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,
-             sort_eigenvalues: bool = True, subset_by_index: Any = None) -> tuple[Any, Any]:
-        w, v = xnp.linalg.eigh(x, UPLO="L" if lower else "U", symmetrize_input=symmetrize_input)
-        return v, w  # lax.linalg.eigh returns the eigenvectors first
-
-    def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True) -> tuple[Any, Any]:
-        if pivoting:
-            raise NotImplementedError("lax.linalg.qr: column pivoting is not implemented")
-        q, r = xnp.linalg.qr(x, mode="complete" if full_matrices else "reduced")
-        return q, r
-
-    def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True,
-            subset_by_index: Any = None) -> Any:
-        return xnp.linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv)
-
-    def lu(x: Any) -> tuple[Any, Any, Any]:
-        from .numpy._decompositions import lu as _lu
-        return _lu(x)
-
-    module = types.ModuleType("numxla.lax.linalg", _linalg_module.__doc__)
-    module.cholesky, module.eigh, module.qr, module.svd, module.lu = cholesky, eigh, qr, svd, lu
-    module.triangular_solve = fl.triangular_solve
-    module.__all__ = ["cholesky", "eigh", "qr", "svd", "lu", "triangular_solve"]
-    return module
-
-
 class _LazyLinalg(types.ModuleType):
-    """``lax.linalg``, built on first attribute access (it needs the NumPy layer)."""
+    """``jax.lax.linalg``, loaded on first attribute access (it needs the NumPy
+    layer): the functions of ``_lax_linalg``."""
 
     def __getattr__(self, name: str) -> Any:
-        module = _linalg_module()
-        self.__dict__.update({k: getattr(module, k) for k in module.__all__})
+        if name.startswith("__") and name != "__all__":   # probes of sys.modules' entries
+            raise AttributeError(name)
+        from . import _lax_linalg
+        self.__dict__.update({k: getattr(_lax_linalg, k) for k in _lax_linalg.__all__})
+        self.__all__ = list(_lax_linalg.__all__)
+        self.__doc__ = _lax_linalg.__doc__
         if name not in self.__dict__:
             raise AttributeError(f"module 'numxla.lax.linalg' has no attribute {name!r}")
         return self.__dict__[name]
 
+    def __dir__(self) -> list[str]:
+        self.__getattr__("__all__")
+        return sorted(self.__dict__)
+
 
 linalg = _LazyLinalg("numxla.lax.linalg")
+# ``import jax.lax.linalg`` (numxla.lax is this package under JAX's name)
+sys.modules.setdefault("numxla.lax.linalg", linalg)
 
 
 ConvGeneralDilatedDimensionNumbers = dc.ConvDimensionNumbers

@@ -11,7 +11,7 @@ rules in the parts that matter:
   complex); within a kind the wider type wins; a float meeting complex gives
   the complex type wide enough for both; a signed meeting an unsigned integer
   gives a signed type wide enough for both (s64 for u64, where JAX would go
-  to f64).
+  to f64; s32 for u32 with x64 off, as JAX narrows its s64).
 """
 from __future__ import annotations
 
@@ -67,7 +67,9 @@ def _join_strong(a: PT, b: PT) -> PT:
     if a.is_signed == b.is_signed:
         return a if _width(a) >= _width(b) else b
     signed, unsigned = (a, b) if a.is_signed else (b, a)
-    return _SIGNED[min(64, max(_width(signed), 2 * _width(unsigned)))]
+    out = _SIGNED[min(64, max(_width(signed), 2 * _width(unsigned)))]
+    # u32 with a signed type of at most 32 bits: s64, which x64 off narrows to s32 (JAX's)
+    return out if max(_width(a), _width(b)) == 64 else canonicalize_type(out)
 
 
 def _join_weak(strong: PT, weak_kind: str) -> PT:

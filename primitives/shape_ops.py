@@ -401,30 +401,63 @@ def _as_start_indices(start_indices: Any) -> list[Any]:
             or abstractify(s).weak_type else s for s in starts]
 
 
-def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]
-                  ) -> Any:
+def _wrapped_starts(starts: list[Any], dims: Sequence[int],
+                    allow_negative_indices: bool | Sequence[bool]) -> list[Any]:
+    """JAX's reading of start indices: a negative one counts from the end of
+    its dimension (``start + dim``) before XLA's clamp, where allowed."""
+    allowed = ([allow_negative_indices] * len(starts) if isinstance(allow_negative_indices, bool)
+               else list(allow_negative_indices))
+    out = []
+    for start, dim, wrap in zip(starts, dims, allowed):
+        if wrap and isinstance(start, (int, np.integer)) and not isinstance(start, bool):
+            if start < 0 and isinstance(start, np.integer):   # of a type that holds dim
+                wide = np.int32 if dim < 2 ** 31 else np.int64
+                kind = start.dtype if dim <= np.iinfo(start.dtype).max else np.dtype(wide)
+                start = kind.type(int(start) + dim)
+            elif start < 0:
+                start = start + dim
+        elif wrap and abstractify(start).element_type.is_signed:
+            from .elementwise import add, lt, select
+            t = abstractify(start).element_type
+            if dim > np.iinfo(t.numpy_dtype).max:      # s8 starts into 300 elements...
+                t = PT.S32 if dim < 2 ** 31 else PT.S64
+                start = _convert(start, t)
+            start = select(lt(start, _convert(0, t)), add(start, _convert(dim, t)), start)
+        out.append(start)
+    return out
+
+
+def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int], *,
+                  allow_negative_indices: bool | Sequence[bool] = True) -> Any:
     """XLA's DynamicSlice: ``slice_sizes`` elements from run-time scalar
-    ``start_indices``, each first clamped to ``[0, dim - size]``."""
+    ``start_indices``, each clamped to ``[0, dim - size]``; as JAX's, a
+    negative start first counts from the end (``allow_negative_indices=False``:
+    XLA's op alone)."""
     sizes = as_int_tuple("dynamic_slice", "slice_sizes", slice_sizes)
-    return dynamic_slice_p.bind(operand, *_as_start_indices(start_indices),
-                                slice_sizes=sizes)
+    starts = _wrapped_starts(_as_start_indices(start_indices), abstractify(operand).dimensions,
+                             allow_negative_indices)
+    return dynamic_slice_p.bind(operand, *_as_start_indices(starts), slice_sizes=sizes)
 
 
-def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0) -> Any:
+def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0, *,
+                         allow_negative_indices: bool = True) -> Any:
     """``dynamic_slice`` along one dimension (``jax.lax.dynamic_slice_in_dim``)."""
     dims = abstractify(operand).dimensions
     starts: list[Any] = [0] * len(dims)
     starts[axis] = start_index
     sizes = list(dims)
     sizes[axis] = slice_size
-    return dynamic_slice(operand, starts, sizes)
+    return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow_negative_indices)
 
 
-def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]) -> Any:
+def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any], *,
+                         allow_negative_indices: bool | Sequence[bool] = True) -> Any:
     """XLA's DynamicUpdateSlice: ``operand`` with ``update`` written at
-    ``start_indices``, each first clamped to ``[0, dim - update_dim]``."""
-    return dynamic_update_slice_p.bind(
-        operand, update, *_as_start_indices(start_indices))
+    ``start_indices``, each clamped to ``[0, dim - update_dim]``; negative
+    starts as in :func:`dynamic_slice`."""
+    starts = _wrapped_starts(_as_start_indices(start_indices), abstractify(operand).dimensions,
+                             allow_negative_indices)
+    return dynamic_update_slice_p.bind(operand, update, *_as_start_indices(starts))
 
 
 # Pad -------------------------------------------------------------------------

@@ -54,3 +54,32 @@ def test_a_jit_run_loads_only_numxla_modules(tmp_path):
                          text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"
+
+
+def test_numxla_under_jax_s_name_imports_its_own_submodules(tmp_path):
+    """``sys.modules["jax"] = numxla`` (running a JAX program unchanged):
+    every submodule import gives numxla's module itself, not a failure nor a
+    second copy of the file under the other name; unknown names still fail."""
+    code = """
+import sys, numxla
+sys.modules["jax"] = numxla
+import jax.numpy as jnp, jax.numpy.linalg, jax.lax.linalg, jax.nn.initializers
+import jax.scipy.special, jax.scipy.stats.norm, jax.experimental.ode
+from jax.scipy.spatial.transform import Rotation
+from jax.example_libraries import stax
+import numxla.scipy.spatial.transform as own
+assert jnp is numxla.numpy and jax.numpy.linalg is numxla.numpy.linalg
+assert Rotation is own.Rotation and own.__spec__.name == "numxla.scipy.spatial.transform"
+assert jax.scipy.stats.norm is numxla.scipy.stats.norm and stax is numxla.example_libraries.stax
+copies = [m for m in sys.modules if m.startswith("jax.") and sys.modules[m] is not
+          sys.modules.get("numxla." + m[4:])]
+assert not copies, copies
+try:
+    import jax.no_such_module
+except ModuleNotFoundError as error:
+    print(error)
+"""
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "No module named 'jax.no_such_module'"

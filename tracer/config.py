@@ -24,12 +24,15 @@ class Config:
     def __init__(self) -> None:
         self.jax_enable_x64 = os.environ.get("NUMXLA_ENABLE_X64", "0").lower() not in (
             "0", "", "false", "no")
+        # raise FloatingPointError when an op (eager) or a jit result gives NaN / inf
+        self.jax_debug_nans = False
+        self.jax_debug_infs = False
 
     def update(self, name: str, value: object) -> None:
         """Set ``name`` (JAX's spelling, with or without the ``jax_`` prefix).
-        ``jax_enable_x64`` and ``jax_disable_jit`` act; JAX's other settings
-        (``jax_platform_name``, ``jax_debug_nans``...) are kept, so programs
-        that set them run, but change nothing."""
+        ``jax_enable_x64``, ``jax_disable_jit``, ``jax_debug_nans`` and
+        ``jax_debug_infs`` act; JAX's other settings (``jax_platform_name``...)
+        are kept, so programs that set them run, but change nothing."""
         key = name if name.startswith("jax_") else f"jax_{name}"
         if key == "jax_enable_x64":
             self.jax_enable_x64 = bool(value)

@@ -32,10 +32,14 @@ __all__ = [
     "AbstractValue", "Primitive", "TypedPrimitive", "Tracer", "Interpreter", "EvalInterpreter",
     "abstract_eval_rules", "impl_rules", "PRIMITIVES", "abstractify",
     "current_interpreter", "set_interpreter", "TracerError",
-    "ConcretizationError", "LeakedTracerError", "ShapeError", "OPERATORS",
+    "ConcretizationError", "ConcretizationTypeError", "TracerBoolConversionError",
+    "TracerIntegerConversionError", "TracerArrayConversionError", "NonConcreteBooleanIndexError",
+    "LeakedTracerError",
+    "ShapeError", "OPERATORS",
     "DEFAULT_FLOAT", "DEFAULT_INT", "BF16Array", "bf16_array", "DynamicArray", "dynamic_array",
     "runtime_sizes", "FLOAT0", "is_float0", "EagerArray", "OPERATOR_NAMES", "default_int",
-    "default_float", "default_complex", "eager_array", "array_repr", "is_operand",
+    "default_float", "default_complex", "eager_array", "array_repr", "is_operand", "user_dtype",
+    "bf16_display", "check_special_values",
 ]
 
 # Python scalars are weakly typed (as in JAX): their dtype yields to the
@@ -117,6 +121,13 @@ class AbstractValue:
 
     def __str__(self) -> str:
         return str(self.shape) + ("~weak" if self.weak_type else "")
+
+    def jax_text(self) -> str:
+        """As JAX prints an abstract value: ``float32[2,3]``, ``~`` before a weak type."""
+        t = self.element_type
+        name = "bfloat16" if t is PrimitiveType.BF16 else t.numpy_dtype.name \
+            if self.shape.is_array else "?"
+        return f"{'~' if self.weak_type else ''}{name}[{','.join(map(str, self.dimensions))}]"
 
 
 def array_value(element_type: PrimitiveType, dimensions, weak_type: bool = False) -> AbstractValue:
@@ -211,6 +222,9 @@ class Primitive:
         PRIMITIVES[name] = self
 
     def bind(self, *args: Any, **params: Any) -> Any:
+        if _state.eval_constants and not self.has_side_effect and \
+                not any(isinstance(a, Tracer) for a in args):
+            return _EAGER.interpret(self, args, params)   # ensure_compile_time_eval
         return current_interpreter().interpret(self, args, params)
 
     def abstract_eval(self, *avals: AbstractValue, **params: Any) -> tuple[AbstractValue, ...]:
@@ -254,6 +268,28 @@ class TracerError(Exception):
 
 class ConcretizationError(TracerError, TypeError):
     """A traced (abstract) value was used where Python needs a concrete one."""
+
+
+# JAX's names for the ways of asking a traced value for a concrete one; each
+# is a ConcretizationError, so code catching that catches them all
+class ConcretizationTypeError(ConcretizationError):
+    """``int()``/``float()``/``complex()`` of a traced value."""
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool()`` of a traced value: an ``if``, ``while``, ``and``, ``or``, ``not``."""
+
+
+class TracerIntegerConversionError(ConcretizationError):
+    """A traced value used as a Python index (``__index__``)."""
+
+
+class TracerArrayConversionError(ConcretizationError):
+    """``np.asarray()`` of a traced value."""
+
+
+class NonConcreteBooleanIndexError(IndexError):
+    """Indexing with a traced boolean mask: the result's shape would depend on its values."""
 
 
 class LeakedTracerError(TracerError):
@@ -322,7 +358,22 @@ class EvalInterpreter(Interpreter):
                                  f"shape rule {len(out_avals)}")
         check = _check_dynamic if dynamic else _check_concrete
         results = tuple(check(primitive, o, av) for o, av in zip(outs, out_avals))
+        if config.jax_debug_nans or config.jax_debug_infs:
+            check_special_values(primitive.name, results)
         return results if primitive.multiple_results else results[0]
+
+
+def check_special_values(where: str, values: Sequence[Any]) -> None:
+    """With ``jax_debug_nans`` (``jax_debug_infs``) on: a ``FloatingPointError``
+    if a float value among ``values`` holds a NaN (an infinity), as JAX raises."""
+    for value in values:
+        if not (isinstance(value, np.ndarray) and value.dtype.kind in "fc") or \
+                isinstance(value, BF16Array):
+            continue
+        if config.jax_debug_nans and np.isnan(value).any():
+            raise FloatingPointError(f"invalid value (nan) encountered in {where}")
+        if config.jax_debug_infs and np.isinf(value).any():
+            raise FloatingPointError(f"divide by zero or overflow (inf) encountered in {where}")
 
 
 # Bounded dynamic dimensions (XLA's SetDimensionSize): an eager value is a
@@ -443,6 +494,18 @@ class EagerArray(np.ndarray):
     def devices(self) -> set:
         return self.sharding.device_set
 
+    @property
+    def device(self) -> Any:
+        """JAX's ``x.device``: the one device the array is on (not NumPy's "cpu")."""
+        return next(iter(self.devices()))
+
+    def to_device(self, device: Any, *, stream: Any = None) -> Any:
+        """The array on ``device``: itself (one CPU device)."""
+        return self
+
+    def copy_to_host_async(self) -> None:
+        """Nothing to start: the values are in host memory."""
+
     def block_until_ready(self) -> "EagerArray":
         return self
 
@@ -474,6 +537,9 @@ class EagerArray(np.ndarray):
     def __getitem__(self, index: Any) -> Any:
         return eager_getitem(self, index)
 
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise _immutable_error(self)
+
     def __iter__(self) -> Iterator[Any]:
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
@@ -483,13 +549,21 @@ class EagerArray(np.ndarray):
         return bool(np.asarray(self))
 
 
+def _immutable_error(x: Any) -> TypeError:
+    return TypeError(f"JAX arrays are immutable and do not support in-place item assignment "
+                     f"({type(x).__name__}). Instead of x[idx] = y, use x = x.at[idx].set(y) "
+                     f"or another .at[] method")
+
+
 def array_repr(values: np.ndarray, dtype_name: str | None = None, extra: str = "") -> str:
     """JAX's ``repr`` of an array: ``Array([1., 2.], dtype=float32)``."""
     prefix = "Array("
     line_width = np.get_printoptions()["linewidth"]
+    if dtype_name == "bfloat16":
+        values = bf16_display(values)
     text = np.array2string(values, prefix=prefix, suffix=",", separator=", ",
                            max_line_width=line_width)
-    if values.size == 0 and values.shape != (0,):
+    if values.size == 0:
         text = f"[], shape={values.shape}"
     dtype_text = f"dtype={dtype_name or values.dtype.name}{extra})"
     last_line = len(text) - text.rfind("\n") + 1
@@ -604,6 +678,23 @@ for _name in EAGER_METHODS:
     setattr(EagerArray, _name, _eager_method(_name))
 
 
+def user_dtype(t: PrimitiveType) -> Any:
+    """What ``x.dtype`` shows for a value of type ``t``: its storage dtype,
+    but for bf16 bf16's own (ml_dtypes' where installed, else
+    ``numxla.numpy.bfloat16``), not the uint16 words it is stored in."""
+    if t is not PrimitiveType.BF16:
+        return t.numpy_dtype
+    from numxla.primitives.numpy._types import _np_dtype
+    return _np_dtype(t)
+
+
+def bf16_display(values: np.ndarray) -> np.ndarray:
+    """bf16 values (as f32) to print: as ml_dtypes' bf16 where installed, so
+    they print with bf16's digits (``[1.5 2]``, as JAX), else as they are."""
+    dtype = user_dtype(PrimitiveType.BF16)
+    return values.astype(dtype) if isinstance(dtype, np.dtype) else values
+
+
 class BF16Array(np.ndarray):
     """A NumPy array of bf16 values, stored as 16-bit words (the upper half of
     the f32 bit pattern).  NumPy has no bf16, so eager bf16 values are uint16
@@ -612,6 +703,10 @@ class BF16Array(np.ndarray):
 
     def __numxla_aval__(self) -> AbstractValue:
         return AbstractValue(Shape(PrimitiveType.BF16, self.shape))
+
+    @property
+    def dtype(self) -> Any:  # (NumPy's C code still sees the uint16 words)
+        return user_dtype(PrimitiveType.BF16)
 
     def values(self) -> np.ndarray:
         """The values, as f32 (exactly: every bf16 is an f32)."""
@@ -622,7 +717,7 @@ class BF16Array(np.ndarray):
         return array_repr(self.values(), "bfloat16")
 
     def __str__(self) -> str:
-        return str(self.values())
+        return str(bf16_display(self.values()))
 
     def __format__(self, spec: str) -> str:
         value = self.values()
@@ -643,6 +738,9 @@ class BF16Array(np.ndarray):
             if "out of bounds" not in str(error):
                 raise
             return OPERATORS["attr:at"](self)[index].get(mode="clip")
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise _immutable_error(self)
 
     def __iter__(self) -> Iterator[Any]:
         if self.ndim == 0:
@@ -689,9 +787,24 @@ def bf16_array(words: Any) -> BF16Array:
 class _InterpreterState(threading.local):
     def __init__(self):
         self.current: Interpreter = EvalInterpreter()
+        self.eval_constants = False
 
 
 _state = _InterpreterState()
+_EAGER = EvalInterpreter()
+
+
+@contextlib.contextmanager
+def eval_constants() -> Iterator[None]:
+    """While the block runs, an op none of whose operands is traced runs
+    eagerly even inside a trace, so its result is a concrete value Python
+    can branch on or index with (JAX's ``ensure_compile_time_eval``)."""
+    previous = _state.eval_constants
+    _state.eval_constants = True
+    try:
+        yield
+    finally:
+        _state.eval_constants = previous
 
 
 def current_interpreter() -> Interpreter:
@@ -756,8 +869,8 @@ class Tracer:
         return self.aval.dimensions
 
     @property
-    def dtype(self) -> np.dtype:
-        return self.aval.dtype
+    def dtype(self) -> Any:
+        return user_dtype(self.aval.element_type)
 
     @property
     def ndim(self) -> int:
@@ -781,8 +894,9 @@ class Tracer:
         """Which inputs of the traced function this value depends on."""
         return "a traced value"
 
-    def _concretization_error(self, what: str) -> ConcretizationError:
-        return ConcretizationError(
+    def _concretization_error(self, what: str, kind: type = ConcretizationTypeError
+                              ) -> ConcretizationError:
+        return kind(
             f"{what} needs a concrete value, but {self.describe_origin()} "
             f"({self.aval.shape}) is abstract while tracing. Python control flow "
             f"(if/while/and/or/bool) cannot depend on a traced value: use "
@@ -797,7 +911,8 @@ class Tracer:
             f"attribute. Return it as an output of the function instead.")
 
     def __bool__(self):
-        raise self._concretization_error("bool() (an if, while, and, or, not)")
+        raise self._concretization_error("bool() (an if, while, and, or, not)",
+                                        TracerBoolConversionError)
 
     def __int__(self):
         raise self._concretization_error("int()")
@@ -809,10 +924,12 @@ class Tracer:
         raise self._concretization_error("complex()")
 
     def __index__(self):
-        raise self._concretization_error("using a traced value as a Python index")
+        raise self._concretization_error("using a traced value as a Python index",
+                                        TracerIntegerConversionError)
 
     def __array__(self, dtype=None, copy=None):
-        raise self._concretization_error("np.asarray()")
+        raise self._concretization_error("np.asarray()",
+                                        TracerArrayConversionError)
 
     def __iter__(self):
         if not self.aval.dimensions:

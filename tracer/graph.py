@@ -165,8 +165,8 @@ class GraphTracer(Tracer):
     def describe_origin(self) -> str:
         return self._interpreter.describe_origin(self._var)
 
-    def __repr__(self) -> str:
-        return f"Traced<{self._var.aval}>"
+    def __repr__(self) -> str:  # as JAX prints a value traced by jit
+        return f"JitTracer({self._var.aval.jax_text()})"
 
 
 class GraphBuilder(Interpreter):

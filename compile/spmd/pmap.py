@@ -6,6 +6,7 @@ runs without the GIL (Numba ``nogil``), so replicas compute in parallel.
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -15,7 +16,8 @@ import numpy as np
 
 from numxla.primitives import collectives as co
 from numxla.tracer import pytree
-from numxla.tracer.core import abstractify
+from numxla.tracer.core import abstractify, bf16_array, eager_array
+from numxla.tracer.shapes import PrimitiveType
 from numxla.tracer.tracing import trace_pytree
 
 from ..jit import Compiled
@@ -77,6 +79,15 @@ class _Program(NamedTuple):
     compiled: Compiled
     out_dims: list            # per result: the axis its replicas stack on (None: one's)
     messages: bool            # it sends or receives point-to-point messages
+
+
+def _as_jax_arrays(program: _Program, results: list[np.ndarray]) -> Any:
+    """The stacked results as the program's output tree of eager arrays
+    (JAX's arrays: ``.at``, JAX's promotion), bf16 ones from their words."""
+    graph = program.compiled.graph
+    return graph.out_tree.unflatten([
+        bf16_array(r) if av.shape.element_type is PrimitiveType.BF16 else eager_array(r)
+        for r, av in zip(results, graph.out_avals)])
 
 
 class PmappedFunction:
@@ -191,7 +202,7 @@ class PmappedFunction:
         stacked = [np.asarray(results[0][j]) if d is None else
                    np.stack([np.asarray(results[i][j]) for i in range(n)], axis=d)
                    for j, d in enumerate(program.out_dims)]
-        return program.compiled.graph.out_tree.unflatten(stacked)
+        return _as_jax_arrays(program, stacked)
 
     def _pooled(self, run: Callable[[dict], Any]) -> Any:
         """``run(shared)`` with a pool of AllReduce results: one pool per
@@ -295,9 +306,9 @@ class PmappedFunction:
                              f"{self.num_partitions} partitions")
         program = self._program(n, tree, own[0])
         results = self._pooled(lambda shared: self._run_rank(program, n, own, shared))
-        return program.compiled.graph.out_tree.unflatten(
-            [results[0][j] if d is None else np.stack([r[j] for r in results], axis=d)
-             for j, d in enumerate(program.out_dims)])
+        return _as_jax_arrays(program, [
+            results[0][j] if d is None else np.stack([r[j] for r in results], axis=d)
+            for j, d in enumerate(program.out_dims)])
 
     def _agree(self, tree: pytree.TreeDef, arrays: list[np.ndarray]) -> None:
         """Every rank checks that all ranks call with the same structure,
@@ -317,9 +328,11 @@ def local_device_count() -> int:
 
 
 def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
-         num_replicas: int | None = None, backend: str = "threads", timeout: float = 60.0, *,
-         num_partitions: int = 1, in_axes: Any = 0, out_axes: Any = 0,
-         global_arguments: bool = False, local_devices: int | None = None) -> Any:
+         num_replicas: int | None = None, backend: str | None = "threads",
+         timeout: float = 60.0, *, num_partitions: int = 1, in_axes: Any = 0,
+         out_axes: Any = 0, global_arguments: bool = False, local_devices: int | None = None,
+         static_broadcasted_argnums: int | Sequence[int] = (), donate_argnums: Any = (),
+         devices: Sequence[Any] | None = None, axis_size: int | None = None) -> Any:
     """JAX's ``pmap``: ``fn`` compiled once and run on ``num_replicas``
     replicas (default: the size of the arguments' mapped axis), replica ``i``
     getting slice ``i`` of every argument; results stacked along a new
@@ -351,12 +364,65 @@ def pmap(fn: Callable[..., Any] | None = None, axis_name: str | None = None,
     ``i // P``, partition ``i % P`` (``lax.partition_id``), and the
     collectives' ``channel_id``/``use_global_device_ids`` group partitions as
     the document defines.  The axis name spans the replicas.
+
+    JAX's other arguments: ``static_broadcasted_argnums`` (positional
+    arguments passed as Python values to every replica, one program per
+    value; their ``in_axes`` entries are dropped), ``devices`` and
+    ``axis_size`` (the number of replicas), ``donate_argnums`` (accepted:
+    nothing is donated), and ``backend="cpu"`` or ``None`` (threads).
     """
     if fn is None:
         return lambda f: pmap(f, axis_name, num_replicas, backend, timeout,
                               num_partitions=num_partitions, in_axes=in_axes, out_axes=out_axes,
-                              global_arguments=global_arguments, local_devices=local_devices)
+                              global_arguments=global_arguments, local_devices=local_devices,
+                              static_broadcasted_argnums=static_broadcasted_argnums,
+                              donate_argnums=donate_argnums, devices=devices,
+                              axis_size=axis_size)
+    backend = "threads" if backend in (None, "cpu") else backend
     if backend not in ("threads", "mpi"):
         raise ValueError(f"pmap: unknown backend {backend!r} (available: 'threads', 'mpi')")
-    return PmappedFunction(fn, axis_name, num_replicas, backend, float(timeout), num_partitions,
-                           in_axes, out_axes, global_arguments, local_devices)
+    if num_replicas is None:
+        num_replicas = len(devices) if devices is not None else axis_size
+    static = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int) \
+        else tuple(static_broadcasted_argnums)
+    make = functools.partial(PmappedFunction, axis_name=axis_name, num_replicas=num_replicas,
+                             backend=backend, timeout=float(timeout),
+                             num_partitions=num_partitions, out_axes=out_axes,
+                             global_arguments=global_arguments, local_devices=local_devices)
+    if static:
+        return _StaticArgsPmap(fn, static, in_axes, make)
+    return make(fn, in_axes=in_axes)
+
+
+class _StaticArgsPmap:
+    """``pmap`` with ``static_broadcasted_argnums``: one pmapped function per
+    tuple of static values (hashable, as jit's static arguments), over the
+    other positional arguments."""
+
+    def __init__(self, fn: Callable[..., Any], static: tuple[int, ...], in_axes: Any,
+                 make: Callable[..., PmappedFunction]):
+        self.fn, self.static, self.in_axes, self.make = fn, static, in_axes, make
+        self._by_static: dict[tuple, PmappedFunction] = {}
+        functools.update_wrapper(self, fn, updated=())
+
+    def __call__(self, *args: Any) -> Any:
+        static = sorted(i % len(args) for i in self.static)
+        key = tuple(args[i] for i in static)
+        try:
+            hash(key)
+        except TypeError:
+            raise ValueError(f"pmap: static_broadcasted_argnums {self.static} must be hashable "
+                             f"(got {tuple(type(v).__name__ for v in key)})") from None
+        dynamic = [i for i in range(len(args)) if i not in static]
+        mapped = self._by_static.get((len(args), key))
+        if mapped is None:
+            def with_static(*dyn: Any) -> Any:
+                full = dict(zip(dynamic, dyn))
+                full.update(zip(static, key))
+                return self.fn(*(full[i] for i in range(len(args))))
+            in_axes = self.in_axes
+            if isinstance(in_axes, (list, tuple)) and len(in_axes) == len(args):
+                in_axes = tuple(in_axes[i] for i in dynamic)
+            with_static.__name__ = getattr(self.fn, "__name__", "pmapped")
+            mapped = self._by_static[(len(args), key)] = self.make(with_static, in_axes=in_axes)
+        return mapped(*(args[i] for i in dynamic))

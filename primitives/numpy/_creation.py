@@ -55,9 +55,23 @@ def _concrete(obj: Any, t: PT | None) -> Any:
     if arr.dtype == object:
         raise TypeError(f"array: cannot make an array of {type(obj).__name__} {obj!r:.60}")
     target = t if t is not None else canonicalize_type(abstractify(arr).element_type)
+    if arr.dtype.kind in "iu" and arr.size and not isinstance(obj, (np.ndarray, np.generic)):
+        _check_python_ints_fit(arr, target)
     if target is PT.BF16 or arr.dtype != target.numpy_dtype:
         arr = _constant(arr, target)
     return arr.view(EagerArray) if type(arr) is np.ndarray else arr
+
+
+def _check_python_ints_fit(arr: np.ndarray, target: PT) -> None:
+    """Python ints become ``target`` exactly or not at all, as in JAX: an
+    ``OverflowError`` rather than a wrapped value (NumPy arrays do wrap)."""
+    if not target.is_integral:
+        return
+    info = np.iinfo(target.numpy_dtype)
+    low, high = arr.min(), arr.max()
+    if low < info.min or high > info.max:
+        raise OverflowError(f"Python integer {low if low < info.min else high} out of bounds "
+                            f"for {target.numpy_dtype}")
 
 
 def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = None,

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from numxla.tracer import core
-from numxla.tracer.core import Tracer, abstractify
+from numxla.tracer.core import NonConcreteBooleanIndexError, Tracer, abstractify
 
 from .. import elementwise as ew
 from .. import indexing as lax_indexing
@@ -88,8 +88,10 @@ def _as_entry(e: Any) -> tuple[str, Any]:
     if isinstance(e, Tracer):
         t = e.aval.element_type
         if t.name == "PRED":
-            raise IndexError("a boolean mask index must be concrete (a NumPy array): the shape "
-                             "of the result depends on its values")
+            raise NonConcreteBooleanIndexError(
+                "a boolean mask index must be concrete (a NumPy array): the shape of the result "
+                "depends on its values (use jnp.where(mask, x, fill) or jnp.nonzero(mask, "
+                "size=...) instead)")
         return "array", e
     arr = np.asarray(e)
     if arr.dtype == object:

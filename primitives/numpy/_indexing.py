@@ -137,6 +137,10 @@ def getitem(x: Any, index: Any) -> Any:
             continue
         size = dims[d]
         if isinstance(item, builtins.slice):
+            if builtins.any(isinstance(b, Tracer) for b in (item.start, item.stop, item.step)):
+                raise IndexError("array slice bounds must be static (Python ints) to index "
+                                 "with ':' under a trace; use lax.dynamic_slice (fixed size, "
+                                 "traced start) or mark the bound static")
             start, stop, step = item.indices(size)
             n = len(range(start, stop, step))
             if n == 0:
@@ -162,14 +166,28 @@ def getitem(x: Any, index: Any) -> Any:
             if i.aval.element_type.is_signed:  # negative indices count from the end
                 i = ew.select(ew.lt(i, 0), ew.add(i, dims[d]), i)
             begin[d], sizes[d] = i, 1
-        y = lax.dynamic_slice(y, begin, sizes)
+        y = lax.dynamic_slice(y, begin, sizes, allow_negative_indices=False)  # wrapped once
     return lax.reshape(y, out_shape)
 
 
 # -- joining and splitting ---------------------------------------------------------
 
+def _join_keys(fn: str, arrays: Sequence[Any], axis: Any, new_axis: bool) -> Any:
+    """``stack``/``concatenate`` of typed PRNG key arrays (``random.key``,
+    which expose ``__numxla_key_data__``): the op on their raw data, whose
+    trailing axis the key axes come before, wrapped as keys again."""
+    if not builtins.all(hasattr(a, "__numxla_key_data__") for a in arrays) or axis is None:
+        raise TypeError(f"{fn}: typed PRNG key arrays join only with key arrays, along an axis")
+    rank = len(arrays[0].shape) + new_axis
+    join = stack if new_axis else concatenate
+    data = join([a.__numxla_key_data__() for a in arrays], _axis(fn, axis, rank))
+    return type(arrays[0])(data)
+
+
 def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) -> Any:
     """Join arrays along ``axis`` (``None``: flattened); element types are promoted."""
+    if builtins.any(hasattr(a, "__numxla_key_data__") for a in arrays):
+        return _join_keys("concatenate", arrays, axis, new_axis=False)
     arrays = [a if is_value(a) else np.asarray(a) for a in arrays]  # lists, tuples
     if not arrays:
         raise ValueError("need at least one array to concatenate")
@@ -186,6 +204,8 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
 
 def stack(arrays: Sequence[Any], axis: int = 0, dtype: Any = None) -> Any:
     """Join same-shaped arrays along a new ``axis``."""
+    if builtins.any(hasattr(a, "__numxla_key_data__") for a in arrays):
+        return _join_keys("stack", arrays, axis, new_axis=True)
     arrays = [a if is_value(a) else np.asarray(a) for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to stack")

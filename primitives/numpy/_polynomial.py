@@ -66,13 +66,13 @@ def _conv1d(a: Any, v: Any, mode: str, precision: Any, preferred_element_type: A
 
 
 def _operands(name: str, a: Any, v: Any) -> tuple[Any, Any]:
-    a, v = ew.promote(_arraylike(a), _arraylike(v))
+    """``a`` and ``v`` promoted to one inexact type: integers and booleans
+    convolve as floats, as in JAX (NumPy keeps integers)."""
+    a, v = map(_to_inexact, ew.promote(_arraylike(a), _arraylike(v)))
     if abstractify(a).ndim != 1 or abstractify(v).ndim != 1:
         raise ValueError(f"{name}() only supports 1-dimensional inputs")
     if _dims(a)[0] == 0 or _dims(v)[0] == 0:
         raise ValueError(f"{name}: inputs cannot be empty")
-    if _type(a) is PT.PRED:
-        a, v = ew.convert_element_type(a, PT.S32), ew.convert_element_type(v, PT.S32)
     return a, v
 
 

@@ -155,9 +155,11 @@ def iinfo(int_type: Any) -> np.iinfo:
 
 def result_type(*args: Any) -> Any:
     """The dtype JAX's promotion gives ``args`` (arrays, scalars or dtypes;
-    Python scalars are weak)."""
+    Python scalars and the types ``int``, ``float``, ``complex`` are weak)."""
     values = []
     for a in args:
+        if a is int or a is float or a is complex:   # Python's types: weak, as their values
+            a = a(0)
         if isinstance(a, (_ScalarMeta, np.dtype, str, PT)) or (isinstance(a, type) and
                                                                 issubclass(a, np.generic)):
             values.append(abstractify(np.zeros((), _np_dtype(element_type(a)))

@@ -65,12 +65,13 @@ def _slice(call: OpCall):
 @register("dynamic_slice")
 def _dynamic_slice(call: OpCall):
     return lax.dynamic_slice(call.operands[0], call.operands[1:],
-                             call.attributes["slice_sizes"])
+                             call.attributes["slice_sizes"], allow_negative_indices=False)
 
 
 @register("dynamic_update_slice")
 def _dynamic_update_slice(call: OpCall):
-    return lax.dynamic_update_slice(call.operands[0], call.operands[1], call.operands[2:])
+    return lax.dynamic_update_slice(call.operands[0], call.operands[1], call.operands[2:],
+                                    allow_negative_indices=False)
 
 
 @register("pad")

@@ -244,12 +244,12 @@ def _slice(p, x):
 
 @rule("dynamic_slice")
 def _dynamic_slice(p, x, *starts):
-    return lax.dynamic_slice(x, starts, p["slice_sizes"])
+    return lax.dynamic_slice(x, starts, p["slice_sizes"], allow_negative_indices=False)
 
 
 @rule("dynamic_update_slice")
 def _dynamic_update_slice(p, x, update, *starts):
-    return lax.dynamic_update_slice(x, update, starts)
+    return lax.dynamic_update_slice(x, update, starts, allow_negative_indices=False)
 
 
 @rule("pad")

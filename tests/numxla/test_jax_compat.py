@@ -177,9 +177,17 @@ def test_eager_random_calls_go_through_a_cached_jit(monkeypatch):
     assert time.perf_counter() - start < 1.0
 
 
-def test_bf16_arrays_show_and_convert_their_values():
+def test_bf16_arrays_show_and_convert_their_values(x64_off):
     a = jnp.array([1.5, 2.25], jnp.bfloat16)
-    assert repr(a) == "Array([1.5 , 2.25], dtype=bfloat16)" and str(a) == "[1.5  2.25]"
+    try:  # with ml_dtypes, bf16 prints with bf16's digits, as JAX's
+        import ml_dtypes  # noqa: F401
+        assert repr(a) == "Array([1.5, 2.25], dtype=bfloat16)" and str(a) == "[1.5 2.25]"
+        assert str(a.dtype) == "bfloat16" and str((a + 1).dtype) == "bfloat16"
+    except ImportError:  # printed as f32 values
+        assert repr(a) == "Array([1.5 , 2.25], dtype=bfloat16)" and str(a) == "[1.5  2.25]"
+    assert a.dtype == jnp.bfloat16 and jax.jit(lambda x: x * 2)(a).dtype == jnp.bfloat16
+    assert repr(jax.jit(lambda x: x)(jnp.zeros(0, jnp.bfloat16))) == \
+        "Array([], shape=(0,), dtype=bfloat16)"
     assert f"{a[0]:.2f}" == "1.50" and float(a[1]) == 2.25 and a.tolist() == [1.5, 2.25]
     f32 = a.astype(jnp.float32)
     assert f32.dtype == np.float32 and f32.tolist() == [1.5, 2.25]
@@ -404,3 +412,167 @@ def test_shard_map_runs_shards_as_vmap_lanes(x64_off):
     assert gathered.tolist() == [0.0, 0.0, 10.0, 10.0]
     with pytest.raises(ValueError, match="split"):
         shard_map(lambda b: b, two, P("x"), P("x"))(jnp.zeros(3))
+
+
+# -- what JAX's example scripts and docs pages needed (tests/numxla/programs) ------------------
+
+def test_pmap_takes_jax_arguments_and_returns_jax_arrays(x64_off):
+    xs = jnp.arange(6.0).reshape(2, 3)
+    squared = jax.pmap(lambda x, n: x ** n, static_broadcasted_argnums=1)(xs, 2)
+    assert isinstance(squared, jax.Array) and squared.at[0, 0].set(7.0).tolist()[0] == \
+        [7.0, 1.0, 4.0]
+    assert (squared + 1.5).dtype == np.float32 and squared.tolist()[1] == [9.0, 16.0, 25.0]
+    # the static argument's in_axes entry is dropped, as JAX drops it
+    scaled = jax.pmap(lambda n, x: x * n, in_axes=(None, 0), static_broadcasted_argnums=0)
+    assert scaled(3, xs).tolist()[1] == [9.0, 12.0, 15.0]
+    with pytest.raises(ValueError, match="hashable"):
+        scaled(np.ones(2), xs)
+    one = jax.pmap(lambda x: x + 1, devices=jax.devices(), donate_argnums=0, backend="cpu")
+    assert one(jnp.ones((1, 2))).tolist() == [[2.0, 2.0]]
+    with pytest.raises(ValueError, match="mapped axes"):
+        jax.pmap(lambda x: x, axis_size=3)(xs)
+    total = jax.pmap(lambda x: lax.psum(x, "i"), axis_name="i", out_axes=None)(xs)
+    assert isinstance(total, jax.Array) and total.tolist() == [3.0, 5.0, 7.0]
+
+
+def test_test_util_check_grads(x64_off):
+    from numxla.test_util import check_grads
+
+    check_grads(lambda x, y: jnp.sin(x) * y ** 2, (0.3, 1.5), order=2)
+
+    @jax.custom_jvp
+    def wrong(x):
+        return jnp.sin(x)
+    wrong.defjvp(lambda primals, tangents: (jnp.sin(primals[0]), 2.0 * tangents[0]))
+    with pytest.raises(AssertionError):
+        check_grads(wrong, (0.3,), order=1, modes=["fwd"])
+
+
+def test_ensure_compile_time_eval_gives_concrete_values(x64_off):
+    from numxla.tracer.core import Tracer
+    seen = []
+
+    @jax.jit
+    def f(x):
+        with jax.ensure_compile_time_eval():
+            y = jnp.sin(jnp.float32(1.0)) * 2       # only constants: computed now
+            table = jnp.arange(4) ** 2
+            z = x * 2                               # a traced operand: traced
+        seen.append((isinstance(y, Tracer), isinstance(z, Tracer)))
+        return z + table[int(y)]
+    assert f(jnp.ones(2)).tolist() == [3.0, 3.0] and seen == [(False, True)]
+
+
+def test_result_type_of_python_types_and_unsigned_promotion(x64_off, monkeypatch):
+    assert [jnp.result_type(t) for t in (int, float, complex)] == [np.int32, np.float32,
+                                                                     np.complex64]
+    assert jnp.result_type(jnp.int8, float) == np.float32 and jnp.result_type(
+        jnp.float16, int) == np.float16
+    assert jnp.result_type(np.dtype("float64")) == np.float32
+    # u32 with a signed type: s64, narrowed to s32 without x64 (JAX's table)
+    assert jnp.promote_types(jnp.uint32, jnp.int8) == np.int32
+    assert (jnp.zeros(1, jnp.uint32) + jnp.zeros(1, jnp.int32)).dtype == np.int32
+    assert (jnp.zeros(1, jnp.uint8) + jnp.zeros(1, jnp.int8)).dtype == np.int16
+    monkeypatch.setattr(config, "jax_enable_x64", True)
+    assert jnp.promote_types(jnp.uint32, jnp.int32) == np.int64
+
+
+def test_concretization_errors_have_jax_types(x64_off):
+    errors = jax.errors
+
+    def branch(x):
+        return x if x > 0 else -x
+    with pytest.raises(errors.TracerBoolConversionError) as caught:
+        jax.jit(branch)(1.0)
+    assert isinstance(caught.value, errors.ConcretizationTypeError)
+    with pytest.raises(errors.ConcretizationTypeError):
+        jax.jit(lambda x: int(x))(1.5)
+    with pytest.raises(errors.TracerIntegerConversionError):
+        jax.jit(lambda i: [1, 2][i])(0)
+    with pytest.raises(errors.TracerArrayConversionError):
+        jax.jit(lambda x: np.asarray(x))(1.0)
+    with pytest.raises(IndexError, match="static"):
+        jax.jit(lambda x, i: x[:i])(jnp.arange(4), 2)
+    with pytest.raises(errors.NonConcreteBooleanIndexError):
+        jax.jit(lambda x: x[x > 1])(jnp.arange(4))
+
+
+def test_python_ints_out_of_range_raise(x64_off):
+    for make in (lambda: jnp.array(2 ** 40), lambda: jnp.array([1, 2 ** 33]),
+                 lambda: jnp.array(300, jnp.uint8), lambda: jnp.asarray(-1, jnp.uint32),
+                 lambda: jnp.zeros(2, jnp.int32) + 2 ** 31):
+        with pytest.raises(OverflowError):
+            make()
+    assert jnp.array(2 ** 31 - 1) == 2 ** 31 - 1 and jnp.uint32(2 ** 32 - 1) == 2 ** 32 - 1
+    assert jnp.asarray(np.array([2 ** 40])).tolist() == [0]   # NumPy arrays wrap, as in JAX
+    assert jnp.array(2 ** 40, jnp.float32) == 2.0 ** 40
+
+
+def test_jit_of_the_same_function_shares_its_traces(x64_off):
+    traces = []
+
+    def f(x, n=1):
+        traces.append(x.shape)
+        return x * n
+    for _ in range(3):
+        jax.jit(f)(jnp.ones(2))             # a new jit object each time, as loops write it
+    assert len(traces) == 1
+    jax.jit(f, static_argnames="n")(jnp.ones(2), n=2)   # other options: their own trace
+    assert len(traces) == 2
+    jitted = jax.jit(f)
+    out = jitted.eval_shape(jnp.ones((3, 2)))
+    assert (out.shape, out.dtype) == ((3, 2), np.float32) and len(traces) == 3
+    traced = jitted.trace(jnp.ones(4))
+    assert traced.out_info.shape == (4,) and isinstance(traced.lower().as_text(), str)
+    jitted.clear_cache()
+    jax.jit(f)(jnp.ones(2))
+    assert len(traces) == 5
+
+
+def test_typed_keys_stack_and_concatenate(x64_off):
+    keys = random.split(random.key(3), 3)
+    stacked = jnp.stack([keys[2], keys[0]])
+    assert stacked.shape == (2,) and str(stacked.dtype) == "key<fry>"
+    data = np.asarray(random.key_data(keys))
+    assert np.asarray(random.key_data(stacked)).tolist() == data[[2, 0]].tolist()
+    joined = jnp.concatenate([keys, keys[:1]])
+    assert np.asarray(random.key_data(joined)).tolist() == data[[0, 1, 2, 0]].tolist()
+    columns = jnp.stack([keys, keys], axis=-1)
+    assert columns.shape == (3, 2) and random.key_data(columns).shape == (3, 2, 2)
+    with pytest.raises(TypeError, match="key arrays"):
+        jnp.stack([keys[0], jnp.zeros(2, jnp.uint32)])
+
+
+def test_convolve_promotes_integers_to_floats(x64_off):
+    out = jnp.convolve(jnp.array([1, 2, 3]), jnp.array([0, 1]))
+    assert out.dtype == np.float32 and out.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert jnp.correlate(jnp.array([True, False]), jnp.array([True, True]), "full").dtype == \
+        np.float32
+    assert jnp.convolve(jnp.ones(3, jnp.float16), jnp.array([1, 2])).dtype == np.float16
+
+
+def test_tracers_print_as_jax_and_arrays_are_immutable(x64_off):
+    printed = []
+    jax.jit(lambda x, s: printed.append(f"{x} {s!r}") or x)(jnp.ones(2), 1.0)
+    jax.vmap(lambda x: printed.append(str(x)) or x)(jnp.ones((3, 2)))
+    assert printed == ["JitTracer(float32[2]) JitTracer(~float32[])",
+                       "VmapTracer(aval=float32[2], batched=float32[3,2])"]
+    for x in (jnp.zeros(3), jnp.zeros(3, jnp.bfloat16), jax.jit(lambda a: a + 1)(jnp.zeros(3))):
+        with pytest.raises(TypeError, match="immutable"):
+            x[0] = 1.0
+    assert x.tolist() == [1.0, 1.0, 1.0]
+    assert str(jnp.ones(2).device) == "cpu:0" and jnp.ones(2).to_device(jax.devices()[0]).shape \
+        == (2,)
+    assert repr(jnp.zeros(0)) == "Array([], shape=(0,), dtype=float32)"
+
+
+def test_debug_nans_raises_where_a_nan_appears(x64_off, monkeypatch):
+    monkeypatch.setattr(config, "jax_debug_nans", True)
+    with pytest.raises(FloatingPointError, match="nan"):
+        jnp.log(-1.0)
+    with pytest.raises(FloatingPointError, match="nan"):
+        jax.jit(lambda x: jnp.sqrt(x) + 1)(-1.0)
+    assert jnp.log(1.0) == 0.0 and float(jnp.divide(1.0, 0.0)) == np.inf
+    monkeypatch.setattr(config, "jax_debug_infs", True)
+    with pytest.raises(FloatingPointError, match="inf"):
+        jnp.divide(1.0, 0.0)

@@ -421,7 +421,7 @@ def test_preferred_element_type_float_and_int_to_float():
     i = np.arange(6, dtype=np.int32).reshape(2, 3)
     assert lax.dot(i, i.T, preferred_element_type=np.float32).dtype == np.float32
     words = lax.dot(a, a.T, preferred_element_type=PT.BF16)
-    assert words.dtype == np.uint16
+    assert np.asarray(words).dtype == np.uint16
     np.testing.assert_array_equal(bf16_to_f32(words), a @ a.T)  # small integers are exact
 
 

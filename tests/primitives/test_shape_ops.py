@@ -99,16 +99,18 @@ def test_dynamic_update_slice_document_examples():
 
 
 def test_dynamic_starts_clamp_as_the_document_says():
-    # start = clamp(start, 0, dim - size): negative starts become 0 (no wrap-around).
-    np.testing.assert_array_equal(lax.dynamic_slice(A, [-3], [2]), [0.0, 1.0])
-    np.testing.assert_array_equal(lax.dynamic_slice(A, [4], [2]), [3.0, 4.0])
-    np.testing.assert_array_equal(lax.dynamic_slice(B, [-1, 3], [2, 2]),
+    # start = clamp(start, 0, dim - size): negative starts become 0 (no wrap-around);
+    # XLA's op alone (JAX's wrapper first counts negative starts from the end)
+    xla = {"allow_negative_indices": False}
+    np.testing.assert_array_equal(lax.dynamic_slice(A, [-3], [2], **xla), [0.0, 1.0])
+    np.testing.assert_array_equal(lax.dynamic_slice(A, [4], [2], **xla), [3.0, 4.0])
+    np.testing.assert_array_equal(lax.dynamic_slice(B, [-1, 3], [2, 2], **xla),
                                   [[1.0, 2.0], [4.0, 5.0]])
     np.testing.assert_array_equal(
-        lax.dynamic_update_slice(A, np.array([5.0, 6.0], np.float32), [-1]),
+        lax.dynamic_update_slice(A, np.array([5.0, 6.0], np.float32), [-1], **xla),
         [5.0, 6.0, 2.0, 3.0, 4.0])
     np.testing.assert_array_equal(
-        lax.dynamic_update_slice(A, np.array([5.0, 6.0], np.float32), [7]),
+        lax.dynamic_update_slice(A, np.array([5.0, 6.0], np.float32), [7], **xla),
         [0.0, 1.0, 2.0, 5.0, 6.0])
 
 
@@ -370,13 +372,16 @@ def test_dynamic_slice_and_update_match_clamped_index_arithmetic():
         starts = [np.int32(RNG.integers(-4, n + 4)) for n in x.shape]
         begin = [min(max(int(s), 0), n - k) for s, n, k in zip(starts, x.shape, sizes)]
         rows = [np.arange(b, b + k) for b, k in zip(begin, sizes)]
-        got = run(lambda a, *s: lax.dynamic_slice(a, s, sizes), x, *starts)
+        got = run(lambda a, *s: lax.dynamic_slice(a, s, sizes, allow_negative_indices=False),
+                  x, *starts)
         np.testing.assert_array_equal(got, _taken(x, rows))
         update = RNG.integers(100, 200, sizes).astype(np.int32)
         want = x.copy()
         if update.size:
             want[np.ix_(*rows)] = update
-        got = run(lambda a, u, *s: lax.dynamic_update_slice(a, u, s), x, update, *starts)
+        got = run(lambda a, u, *s: lax.dynamic_update_slice(a, u, s,
+                                                            allow_negative_indices=False),
+                  x, update, *starts)
         np.testing.assert_array_equal(got, want)
 
 
@@ -478,7 +483,7 @@ def test_bf16_pad_value_iota_and_creation():
 
 
 def test_traced_dynamic_slice_with_negative_start_clamps_to_zero():
-    f = lambda a, i: lax.dynamic_slice(a, (i,), (2,))
+    f = lambda a, i: lax.dynamic_slice(a, (i,), (2,), allow_negative_indices=False)
     np.testing.assert_array_equal(run(f, A, np.int32(-3)), [0.0, 1.0])
     np.testing.assert_array_equal(run(f, A, np.int64(9)), [3.0, 4.0])
 
@@ -689,3 +694,20 @@ def test_creation_traces_as_broadcast_and_iota():
     assert "broadcast_in_dim(" in text and "iota(" in text and "constant" not in text.lower()
     out = run(lambda x: xnp.linspace(x[0], x[1], 4), np.array([1.0, 4.0], np.float32))
     np.testing.assert_allclose(out, [1.0, 2.0, 3.0, 4.0])
+
+
+def test_negative_dynamic_starts_count_from_the_end_as_jax_s():
+    """JAX's lax.dynamic_slice/dynamic_update_slice read a negative start as
+    ``start + dim`` before XLA's clamp (values from JAX 0.10.2);
+    ``allow_negative_indices=False`` is XLA's op alone (clamped to 0)."""
+    x = np.arange(5, dtype=np.int32)
+    np.testing.assert_array_equal(lax.dynamic_slice(x, (-1,), (2,)), [3, 4])
+    np.testing.assert_array_equal(lax.dynamic_slice(x, (-7,), (2,)), [0, 1])
+    np.testing.assert_array_equal(lax.dynamic_slice(x, (-1,), (2,), allow_negative_indices=False),
+                                  [0, 1])
+    np.testing.assert_array_equal(lax.dynamic_update_slice(x, np.int32([9, 9]), (np.int32(-1),)),
+                                  [0, 1, 2, 9, 9])
+    assert int(lax.dynamic_index_in_dim(x, -2, keepdims=False)) == 3
+    graph = make_graph(lambda x, i: lax.dynamic_slice(x, (i,), (2,)))(x, np.int32(0))
+    for start, want in ((-1, [3, 4]), (-7, [0, 1]), (2, [2, 3]), (9, [3, 4])):
+        np.testing.assert_array_equal(eval_graph(graph, x, np.int32(start))[0], want)
