@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from numxla.tracer.core import (OPERATOR_NAMES, AbstractValue, abstractify, array_repr, eager_getitem,
-                                bf16_display, operator_ufunc, to_numpy, user_dtype)
+from numxla.tracer.core import (OPERATOR_NAMES, AbstractValue, DeviceArrayMethods, abstractify,
+                                array_repr, bf16_display, eager_getitem, operator_ufunc, to_numpy,
+                                user_dtype)
 from numxla.tracer.shapes import (Layout, PrimitiveType, Shape, bf16_to_f32, from_physical, parse_layout,
                            to_physical)
 
@@ -42,7 +43,7 @@ def as_layout(layout: Any, rank: int) -> Layout:
     return Layout(tuple(int(d) for d in layout))
 
 
-class Array:
+class Array(DeviceArrayMethods):
     """An array in a physical buffer laid out as ``xla_shape.layout`` says."""
 
     __array_priority__ = 100
@@ -92,33 +93,6 @@ class Array:
 
     def block_until_ready(self) -> "Array":
         return self
-
-    @property
-    def at(self) -> Any:
-        """JAX's ``x.at[index].set(v)`` (``add``, ``mul``, ``min``, ``max``, ``get``...)."""
-        from numxla.tracer.core import OPERATORS
-        return OPERATORS["attr:at"](self)
-
-    @property
-    def sharding(self) -> Any:
-        """JAX's ``x.sharding`` (see ``numxla.sharding``: one CPU device)."""
-        from numxla.tracer.core import OPERATORS
-        return OPERATORS["attr:sharding"](self)
-
-    def devices(self) -> set:
-        return self.sharding.device_set
-
-    @property
-    def device(self) -> Any:
-        """JAX's ``x.device``: the one device the array is on (not NumPy's "cpu")."""
-        return next(iter(self.devices()))
-
-    def to_device(self, device: Any, *, stream: Any = None) -> Any:
-        """The array on ``device``: itself (one CPU device)."""
-        return self
-
-    def copy_to_host_async(self) -> None:
-        """Nothing to start: the values are in host memory."""
 
     def __setitem__(self, index: Any, value: Any) -> None:
         raise TypeError("JAX arrays are immutable and do not support in-place item assignment. "

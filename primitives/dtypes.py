@@ -110,6 +110,9 @@ def canonical_type(dtype: Any) -> PT:
     (as JAX's requested dtypes are), an XLA type name or PrimitiveType is exact."""
     if isinstance(dtype, PT):
         return dtype
+    own = getattr(dtype, "_numxla_type", None)  # numxla.numpy's scalar types (bfloat16...)
+    if own is not None:
+        return canonicalize_type(own)
     if isinstance(dtype, str):
         try:
             return PT.from_name(dtype)

@@ -458,7 +458,38 @@ def _check_concrete(primitive: Primitive, value: Any, aval: AbstractValue) -> An
 _EAGER_AVALS: dict[tuple, AbstractValue] = {}  # (dtype, shape) -> its AbstractValue
 
 
-class EagerArray(np.ndarray):
+class DeviceArrayMethods:
+    """What eager and compiled arrays share as JAX's arrays: ``.at[...]``,
+    and their placement on numxla's one CPU device."""
+    __slots__ = ()
+
+    @property
+    def at(self) -> Any:
+        """JAX's ``x.at[index].set(v)`` (``add``, ``mul``, ``min``, ``max``, ``get``...)."""
+        return OPERATORS["attr:at"](self)
+
+    @property
+    def sharding(self) -> Any:
+        """JAX's ``x.sharding`` (see ``numxla.sharding``: one CPU device)."""
+        return OPERATORS["attr:sharding"](self)
+
+    def devices(self) -> set:
+        return self.sharding.device_set
+
+    @property
+    def device(self) -> Any:
+        """JAX's ``x.device``: the one device the array is on (not NumPy's "cpu")."""
+        return next(iter(self.devices()))
+
+    def to_device(self, device: Any, *, stream: Any = None) -> Any:
+        """The array on ``device``: itself (one CPU device)."""
+        return self
+
+    def copy_to_host_async(self) -> None:
+        """Nothing to start: the values are in host memory."""
+
+
+class EagerArray(DeviceArrayMethods, np.ndarray):
     """An eager op's result: a NumPy array that behaves as JAX's arrays do.
 
     Its Python operators, and NumPy's arithmetic and comparison ufuncs
@@ -481,30 +512,6 @@ class EagerArray(np.ndarray):
             aval = _EAGER_AVALS[key] = AbstractValue(
                 Shape(PrimitiveType.from_dtype(self.dtype), self.shape))
         return aval
-
-    @property
-    def at(self) -> Any:
-        return OPERATORS["attr:at"](self)
-
-    @property
-    def sharding(self) -> Any:
-        """JAX's ``x.sharding`` (see ``numxla.sharding``: one CPU device)."""
-        return OPERATORS["attr:sharding"](self)
-
-    def devices(self) -> set:
-        return self.sharding.device_set
-
-    @property
-    def device(self) -> Any:
-        """JAX's ``x.device``: the one device the array is on (not NumPy's "cpu")."""
-        return next(iter(self.devices()))
-
-    def to_device(self, device: Any, *, stream: Any = None) -> Any:
-        """The array on ``device``: itself (one CPU device)."""
-        return self
-
-    def copy_to_host_async(self) -> None:
-        """Nothing to start: the values are in host memory."""
 
     def block_until_ready(self) -> "EagerArray":
         return self
@@ -679,20 +686,27 @@ for _name in EAGER_METHODS:
 
 
 def user_dtype(t: PrimitiveType) -> Any:
-    """What ``x.dtype`` shows for a value of type ``t``: its storage dtype,
-    but for bf16 bf16's own (ml_dtypes' where installed, else
-    ``numxla.numpy.bfloat16``), not the uint16 words it is stored in."""
-    if t is not PrimitiveType.BF16:
-        return t.numpy_dtype
-    from numxla.primitives.numpy._types import _np_dtype
-    return _np_dtype(t)
+    """What ``x.dtype`` shows for a value of type ``t``: its storage dtype
+    (bf16: the uint16 words; NumPy itself has no bf16, and eager bf16 arrays
+    are uint16 arrays, so every kind of array says the same)."""
+    return t.numpy_dtype
+
+
+def _bf16_print_dtype() -> Any:
+    """ml_dtypes' bf16 where installed (bf16 values print with bf16's digits,
+    ``[1.5 2]``, as JAX's), else None."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
 
 
 def bf16_display(values: np.ndarray) -> np.ndarray:
     """bf16 values (as f32) to print: as ml_dtypes' bf16 where installed, so
     they print with bf16's digits (``[1.5 2]``, as JAX), else as they are."""
-    dtype = user_dtype(PrimitiveType.BF16)
-    return values.astype(dtype) if isinstance(dtype, np.dtype) else values
+    dtype = _bf16_print_dtype()
+    return values if dtype is None else values.astype(dtype)
 
 
 class BF16Array(np.ndarray):
@@ -703,10 +717,6 @@ class BF16Array(np.ndarray):
 
     def __numxla_aval__(self) -> AbstractValue:
         return AbstractValue(Shape(PrimitiveType.BF16, self.shape))
-
-    @property
-    def dtype(self) -> Any:  # (NumPy's C code still sees the uint16 words)
-        return user_dtype(PrimitiveType.BF16)
 
     def values(self) -> np.ndarray:
         """The values, as f32 (exactly: every bf16 is an f32)."""

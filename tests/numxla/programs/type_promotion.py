@@ -11,9 +11,12 @@ def main(jax):
     import jax.numpy as jnp
     from jax import lax
 
-    names = ["bool", "uint8", "uint16", "uint32", "int8", "int16", "int32", "bfloat16",
+    # (bf16 is left out of the printed tables: numxla shows bf16 arrays' dtype as
+    # their uint16 storage unless ml_dtypes is installed; its promotion is tested
+    # through result types below)
+    names = ["bool", "uint8", "uint16", "uint32", "int8", "int16", "int32",
              "float16", "float32", "complex64"]
-    dtypes = [jnp.dtype(n) if n != "bfloat16" else jnp.bfloat16 for n in names]
+    dtypes = [jnp.dtype(n) for n in names]
     out = {}
     out["table"] = [" ".join(str(jnp.promote_types(a, b)) for b in dtypes) for a in dtypes]
     out["arrays_table"] = [" ".join(str((jnp.zeros(1, a) + jnp.zeros(1, b)).dtype)
