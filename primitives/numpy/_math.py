@@ -165,21 +165,26 @@ def fmod(x: Any, y: Any) -> Any:
 
 
 def remainder(x: Any, y: Any) -> Any:
-    """NumPy's floor-mod: the sign of the divisor, from XLA's truncating ``rem``."""
+    """NumPy's floor-mod: the sign of the divisor, from XLA's truncating ``rem``;
+    an integer ``x % 0`` is 0, as JAX's and NumPy's (XLA's ``rem`` gives ``x``)."""
     x, y = _broadcast_all(*ew.promote(x, y))
     r = ew.rem(x, y)
-    if _kind(r).is_unsigned:
-        return r
-    wrong_sign = ew.bitwise_and(ew.ne(r, 0), ew.ne(ew.lt(r, 0), ew.lt(y, 0)))
-    return ew.select(wrong_sign, ew.add(r, y), r)
+    if not _kind(r).is_unsigned:
+        wrong_sign = ew.bitwise_and(ew.ne(r, 0), ew.ne(ew.lt(r, 0), ew.lt(y, 0)))
+        r = ew.select(wrong_sign, ew.add(r, y), r)
+    if _kind(r).is_integral:
+        r = ew.select(ew.eq(y, 0), ew.sub(r, r), r)
+    return r
 
 
 mod = remainder
 
 
 def floor_divide(x: Any, y: Any) -> Any:
-    """NumPy's ``//``: the quotient rounded toward -inf (``x // 0`` is -1 for
-    integers, as XLA's division by zero)."""
+    """NumPy's ``//``: the quotient rounded toward -inf.  For integers JAX's
+    rule: XLA's truncating quotient, less 1 where the signs of ``x`` and ``y``
+    differ and the remainder is not 0 (so ``x // 0`` is -2 for ``x`` not 0,
+    and -1 for 0: XLA's quotient by zero is -1)."""
     x, y = _broadcast_all(*ew.promote(x, y))
     t = _kind(x)
     if t is PT.PRED:
@@ -188,7 +193,7 @@ def floor_divide(x: Any, y: Any) -> Any:
         return ew.div(x, y)
     if t.is_integral:
         q, r = ew.div(x, y), ew.rem(x, y)
-        adjust = ew.bitwise_and(ew.ne(r, 0), ew.ne(ew.lt(r, 0), ew.lt(y, 0)))
+        adjust = ew.bitwise_and(ew.ne(r, 0), ew.ne(ew.sign(x), ew.sign(y)))
         return ew.select(adjust, ew.sub(q, 1), q)
     if t.is_complex:
         raise TypeError("floor_divide is not defined for complex numbers")

@@ -576,3 +576,19 @@ def test_debug_nans_raises_where_a_nan_appears(x64_off, monkeypatch):
     monkeypatch.setattr(config, "jax_debug_infs", True)
     with pytest.raises(FloatingPointError, match="inf"):
         jnp.divide(1.0, 0.0)
+
+
+def test_integer_division_and_remainder_by_zero_as_jax():
+    """JAX 0.10.2's values: ``x // 0`` is XLA's quotient (-1) less 1 where the
+    signs differ (-2 for x != 0), ``x % 0`` is 0 (signed and unsigned)."""
+    x = jnp.array([5, -5, 0, 7], dtype=jnp.int32)
+    zero = jnp.zeros(4, jnp.int32)
+    assert (x // zero).tolist() == [-2, -2, -1, -2]
+    assert (x % zero).tolist() == [0, 0, 0, 0]
+    assert (x // jnp.array([2, -3, 0, 1], jnp.int32)).tolist() == [2, 1, -1, 7]
+    assert (x % jnp.array([2, -3, 0, 1], jnp.int32)).tolist() == [1, -2, 0, 0]
+    u = jnp.array([5, 0], jnp.uint32)
+    assert (u // jnp.zeros(2, jnp.uint32)).tolist() == [4294967295, 4294967295]
+    assert (u % jnp.zeros(2, jnp.uint32)).tolist() == [0, 0]
+    q, r = jnp.divmod(jnp.array([7, -7, 3]), jnp.array([2, 2, 0]))
+    assert q.tolist() == [3, -4, -2] and r.tolist() == [1, 1, 0]
