@@ -23,8 +23,7 @@ import numpy as np
 from numxla.tracer import pytree
 from numxla.tracer.config import config
 from numxla.tracer.core import (AbstractValue, EagerArray, Tracer, abstractify,
-                                check_special_values, dynamic_array, is_float0, runtime_sizes,
-                                user_dtype)
+                                check_special_values, dynamic_array, is_float0, runtime_sizes)
 from numxla.tracer.graph import Graph
 from numxla.tracer.printer import graph_to_text, subgraphs
 from numxla.tracer.shapes import PrimitiveType, Shape
@@ -296,7 +295,7 @@ class Traced:
     @property
     def out_info(self) -> Any:
         return self.jaxpr.out_tree.unflatten([
-            ShapeDtypeStruct(av.dimensions, user_dtype(av.element_type))
+            ShapeDtypeStruct(av.dimensions, av.dtype)
             for av in self.jaxpr.out_avals])
 
     def lower(self) -> Lowered:

@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 
 from numxla.tracer.core import (OPERATOR_NAMES, AbstractValue, DeviceArrayMethods, abstractify,
-                                array_repr, bf16_display, eager_getitem, operator_ufunc, to_numpy,
-                                user_dtype)
+                                array_repr, bf16_display, eager_getitem, operator_ufunc, to_numpy)
 from numxla.tracer.shapes import (Layout, PrimitiveType, Shape, bf16_to_f32, from_physical, parse_layout,
                            to_physical)
 
@@ -69,8 +68,8 @@ class Array(DeviceArrayMethods):
         return self.xla_shape.dimensions
 
     @property
-    def dtype(self) -> Any:
-        return user_dtype(self.xla_shape.element_type)
+    def dtype(self) -> np.dtype:
+        return self.xla_shape.element_type.numpy_dtype
 
     @property
     def ndim(self) -> int:

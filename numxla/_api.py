@@ -17,7 +17,6 @@ import numpy as np
 from numxla.autodiff import jacfwd, jacrev, jvp
 from numxla.autodiff.implicit import closure_convert
 from numxla.tracer import pytree
-from numxla.tracer.core import user_dtype
 from numxla.tracer.graph import Graph
 from numxla.tracer.tracing import ShapeDtypeStruct, trace_pytree
 
@@ -31,7 +30,7 @@ def eval_shape(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The shapes and dtypes of ``fn(*args, **kwargs)`` as ``ShapeDtypeStruct``s,
     traced with abstract values, nothing computed."""
     graph, _ = trace_pytree(fn, args, kwargs)
-    return graph.out_tree.unflatten([ShapeDtypeStruct(av.dimensions, user_dtype(av.element_type))
+    return graph.out_tree.unflatten([ShapeDtypeStruct(av.dimensions, av.dtype)
                                      for av in graph.out_avals])
 
 
@@ -336,7 +335,7 @@ def typeof(x: Any) -> ShapeDtypeStruct:
     """The abstract type of ``x`` (shape and dtype)."""
     from numxla.tracer.core import abstractify
     aval = abstractify(x)
-    return ShapeDtypeStruct(aval.dimensions, user_dtype(aval.element_type))
+    return ShapeDtypeStruct(aval.dimensions, aval.dtype)
 
 
 def clear_caches() -> None:

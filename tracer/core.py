@@ -38,7 +38,7 @@ __all__ = [
     "ShapeError", "OPERATORS",
     "DEFAULT_FLOAT", "DEFAULT_INT", "BF16Array", "bf16_array", "DynamicArray", "dynamic_array",
     "runtime_sizes", "FLOAT0", "is_float0", "EagerArray", "OPERATOR_NAMES", "default_int",
-    "default_float", "default_complex", "eager_array", "array_repr", "is_operand", "user_dtype",
+    "default_float", "default_complex", "eager_array", "array_repr", "is_operand",
     "bf16_display", "check_special_values",
 ]
 
@@ -685,13 +685,6 @@ for _name in EAGER_METHODS:
     setattr(EagerArray, _name, _eager_method(_name))
 
 
-def user_dtype(t: PrimitiveType) -> Any:
-    """What ``x.dtype`` shows for a value of type ``t``: its storage dtype
-    (bf16: the uint16 words; NumPy itself has no bf16, and eager bf16 arrays
-    are uint16 arrays, so every kind of array says the same)."""
-    return t.numpy_dtype
-
-
 def _bf16_print_dtype() -> Any:
     """ml_dtypes' bf16 where installed (bf16 values print with bf16's digits,
     ``[1.5 2]``, as JAX's), else None."""
@@ -879,8 +872,8 @@ class Tracer:
         return self.aval.dimensions
 
     @property
-    def dtype(self) -> Any:
-        return user_dtype(self.aval.element_type)
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
 
     @property
     def ndim(self) -> int:

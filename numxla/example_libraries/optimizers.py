@@ -104,9 +104,8 @@ def sgd(step_size: Any) -> tuple:
     return init, update, get_params
 
 
-@optimizer
-def momentum(step_size: Any, mass: float) -> tuple:
-    """SGD with momentum."""
+def _momentum_steps(step_size: Any, mass: float, lookahead: bool) -> tuple:
+    """SGD with a velocity; ``lookahead`` steps along Nesterov's ``mass * v + g``."""
     step_size = make_schedule(step_size)
 
     def init(x0: Any) -> Any:
@@ -115,25 +114,22 @@ def momentum(step_size: Any, mass: float) -> tuple:
     def update(i: Any, g: Any, state: Any) -> Any:
         x, velocity = state
         velocity = mass * velocity + g
-        return x - step_size(i) * velocity, velocity
+        direction = mass * velocity + g if lookahead else velocity
+        return x - step_size(i) * direction, velocity
 
     return init, update, _first
+
+
+@optimizer
+def momentum(step_size: Any, mass: float) -> tuple:
+    """SGD with momentum."""
+    return _momentum_steps(step_size, mass, lookahead=False)
 
 
 @optimizer
 def nesterov(step_size: Any, mass: float) -> tuple:
     """SGD with Nesterov momentum."""
-    step_size = make_schedule(step_size)
-
-    def init(x0: Any) -> Any:
-        return x0, jnp.zeros_like(x0)
-
-    def update(i: Any, g: Any, state: Any) -> Any:
-        x, velocity = state
-        velocity = mass * velocity + g
-        return x - step_size(i) * (mass * velocity + g), velocity
-
-    return init, update, _first
+    return _momentum_steps(step_size, mass, lookahead=True)
 
 
 @optimizer

@@ -278,6 +278,12 @@ def Dropout(rate: float, mode: str = "train") -> tuple:
 
 # -- combinators ------------------------------------------------------------------------------
 
+def _layer_rngs(kwargs: dict, nlayers: int) -> Any:
+    """One key per layer from the ``rng`` keyword (taken out of ``kwargs``), or Nones."""
+    rng = kwargs.pop("rng", None)
+    return random.split(rng, nlayers) if rng is not None else (None,) * nlayers
+
+
 def serial(*layers: tuple) -> tuple:
     """The layers one after the other."""
     nlayers = len(layers)
@@ -292,8 +298,7 @@ def serial(*layers: tuple) -> tuple:
         return input_shape, params
 
     def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
-        rng = kwargs.pop("rng", None)
-        rngs = random.split(rng, nlayers) if rng is not None else (None,) * nlayers
+        rngs = _layer_rngs(kwargs, nlayers)
         for fun, param, layer_rng in zip(apply_funs, params, rngs):
             inputs = fun(param, inputs, rng=layer_rng, **kwargs)
         return inputs
@@ -310,8 +315,7 @@ def parallel(*layers: tuple) -> tuple:
         return zip(*[init(r, shape) for init, r, shape in zip(init_funs, rngs, input_shape)])
 
     def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
-        rng = kwargs.pop("rng", None)
-        rngs = random.split(rng, nlayers) if rng is not None else (None,) * nlayers
+        rngs = _layer_rngs(kwargs, nlayers)
         return [f(p, x, rng=r, **kwargs) for f, p, x, r in zip(apply_funs, params, inputs, rngs)]
     return init_fun, apply_fun
 

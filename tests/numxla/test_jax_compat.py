@@ -13,12 +13,6 @@ from numxla import lax, random
 from numxla.tracer.config import config
 
 
-@pytest.fixture
-def x64_off(monkeypatch):
-    monkeypatch.setattr(config, "jax_enable_x64", False)
-    monkeypatch.setenv("NUMXLA_TIERED", "reference")  # jit on tier 0: nothing compiled
-
-
 def test_eager_arithmetic_promotes_as_jax(x64_off):
     f, i = jnp.ones(3), jnp.arange(3)
     jitted = jax.jit(lambda a: a * 2)(f)

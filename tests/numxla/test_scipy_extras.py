@@ -14,19 +14,6 @@ import numxla.numpy as jnp
 from numxla import image
 from numxla.scipy import linalg as sla
 from numxla.scipy import special, stats
-from numxla.tracer.config import config
-
-
-@pytest.fixture
-def x64(monkeypatch):
-    monkeypatch.setattr(config, "jax_enable_x64", True)
-    monkeypatch.setenv("NUMXLA_TIERED", "reference")
-
-
-@pytest.fixture
-def x64_off(monkeypatch):
-    monkeypatch.setattr(config, "jax_enable_x64", False)
-    monkeypatch.setenv("NUMXLA_TIERED", "reference")
 
 
 PTS = np.array([-2.0, -0.5, 0.0, 0.7, 2.5])

@@ -18,19 +18,6 @@ from numxla.scipy import fft, ndimage
 from numxla.scipy.cluster.vq import vq
 from numxla.scipy.interpolate import RegularGridInterpolator
 from numxla.scipy.spatial.transform import Rotation, Slerp
-from numxla.tracer.config import config
-
-
-@pytest.fixture
-def x64(monkeypatch):
-    monkeypatch.setattr(config, "jax_enable_x64", True)
-    monkeypatch.setenv("NUMXLA_TIERED", "reference")
-
-
-@pytest.fixture
-def x64_off(monkeypatch):
-    monkeypatch.setattr(config, "jax_enable_x64", False)
-    monkeypatch.setenv("NUMXLA_TIERED", "reference")
 
 
 # public names of JAX 0.10.2's modules (``dir()``, without lax.linalg's ``*_p`` primitives)
