@@ -33,7 +33,8 @@ from .generate import GeneratedCode, generate_source
 from .kernel import (Kernel, argument_types, kernel_buffer, kernel_for, library_kernel_of,
                      storage_dtype)
 from .layout_index import dense_strides
-from .registry import Buffer, Scratch, elementwise
+from .kernels import copy as copy_kernels
+from .registry import LIBRARY_MAX_ELEMENTS, Buffer, LibraryCall, Scratch, elementwise
 
 __all__ = ["GraphProgram", "ClusterProgram", "KernelCall"]
 
@@ -152,10 +153,14 @@ class ClusterProgram:
             source = atom if isinstance(atom, Var) else None
             out = Var(atom.aval.__class__(shape))
             self._plan.result_of[out] = i
-            converter = Graph([source] if source is not None else [], (), (), (), [atom],
-                              name="convert")
-            lines += self._kernel_step(len(steps) + i, converter, [shape], [out],
-                                       f"result {i} as {shape}")
+            comment = f"result {i} as {shape}"
+            copy = _relayout(source, shape)
+            if copy is not None:
+                lines += self._library_calls(len(steps) + i, (source,), (out,), (copy,), comment)
+            else:
+                converter = Graph([source] if source is not None else [], (), (), (), [atom],
+                                  name="convert")
+                lines += self._kernel_step(len(steps) + i, converter, [shape], [out], comment)
             results.append(self._plan.name[out])
         self.workspace_bytes = self._plan.size
         ret = ", ".join(results) + ("," if len(results) == 1 else "")
@@ -182,19 +187,26 @@ class ClusterProgram:
         return f"{names}: small ops, one kernel"
 
     def _library_step(self, k: int, step: Call) -> list[str]:
-        """The program's lines running ``step`` (step ``k``): calls of library
-        kernels with buffers, scratch buffers and run-time constants."""
-        lines = [self._plan.place(out, k) for out in step.outputs]
+        """The program's lines running ``step`` (step ``k``)."""
+        return self._library_calls(k, step.inputs, step.outputs, step.calls,
+                                   equation_text(step.root, self._names))
+
+    def _library_calls(self, k: int, inputs: Sequence[Var], outputs: Sequence[Var],
+                       calls: Sequence[LibraryCall], comment: str) -> list[str]:
+        """The program's lines running ``calls`` as step ``k``: calls of library
+        kernels with buffers (of ``inputs`` and ``outputs``), scratch buffers
+        and run-time constants."""
+        lines = [self._plan.place(out, k) for out in outputs]
         lines = [line for line in lines if line]
         scratch: dict[int, str] = {}
-        for i, (function, arguments) in enumerate(step.calls):
+        for i, (function, arguments) in enumerate(calls):
             kernel = library_kernel_of(function)
             name = f"k{k}_{i}"
             self._namespace[name] = function
             args, types = [], []
             for j, argument in enumerate(arguments):
                 if isinstance(argument, Buffer):
-                    var = (step.outputs if argument.result else step.inputs)[argument.index]
+                    var = (outputs if argument.result else inputs)[argument.index]
                     args.append(self._plan.name[var])
                     types += argument_types([var.aval.shape])
                 elif isinstance(argument, Scratch):
@@ -209,7 +221,7 @@ class ClusterProgram:
                     args.append(f"{name}c{j}")
                     types.append(typeof(argument))
             self.calls.append(KernelCall(kernel, tuple(types)))
-            lines.append(f"{name}({', '.join(args)})  # {equation_text(step.root, self._names)}: "
+            lines.append(f"{name}({', '.join(args)})  # {comment}: "
                          f"{kernel.module.__name__}.{kernel.function}")
         self._plan.release(k)
         return lines
@@ -254,6 +266,19 @@ class ClusterProgram:
 
     def idle_workspaces(self) -> list[np.ndarray]:
         return self._pool.idle()
+
+
+def _relayout(source: Var | None, shape: Shape) -> LibraryCall | None:
+    """A result that is ``source`` in a buffer of its own (another layout, or a
+    parameter's or a bitcast's buffer) as the library's strided copy, where
+    both layouts are dense permutations: no kernel to generate per shape."""
+    if source is None or shape.size > LIBRARY_MAX_ELEMENTS:
+        return None
+    src, dst = dense_strides(source.aval.shape), dense_strides(shape)
+    geometry = None if src is None or dst is None else \
+        copy_kernels.copy_geometry(shape.dimensions, src, dst)
+    return None if geometry is None else \
+        LibraryCall(copy_kernels.strided_copy, (Buffer(0), Buffer(0, True), geometry))
 
 
 # Generated code of clusters already seen, by structure: the layers of a deep
