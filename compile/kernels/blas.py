@@ -21,7 +21,7 @@ from numba.np.linalg import ensure_blas, get_blas_kind
 
 from .scalar import complex_mul
 
-__all__ = ["dot_blas", "dot_blas_call", "dot_blas_f32", "dot_blas_f64", "dot_blas_c64",
+__all__ = ["dot_blas", "dot_blas_call", "dot_blas_loops", "dot_blas_f32", "dot_blas_f64", "dot_blas_c64",
            "dot_blas_c128"]
 
 _BLAS_TYPES = (types.float32, types.float64, types.complex64, types.complex128)
@@ -275,6 +275,45 @@ def dot_blas_call(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, be
     :func:`_dot_entry`, and what a program calls directly for one product of
     buffers BLAS takes as they are (a library call)."""
     dot_blas(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k, beta)
+
+
+# Loops around one product that :func:`dot_blas_loops` takes (size-1 loops pad them).
+DOT_LOOPS = 4
+
+
+def dot_loops_geometry(loops, a_strides, b_strides, c_strides, mnk) -> np.ndarray | None:
+    """:func:`dot_blas_loops`' geometry for ``loops`` (``(size, a step, b step,
+    c step, over_k)``, outermost first), the matrices' (row, column) strides
+    and the product's m, n, k; None beyond :data:`DOT_LOOPS` loops."""
+    if len(loops) > DOT_LOOPS:
+        return None
+    rows = [(1, 0, 0, 0, 0)] * (DOT_LOOPS - len(loops)) + [
+        (size, sa, sb, sc, int(over_k)) for size, sa, sb, sc, over_k in loops]
+    return np.array([v for row in rows for v in row] + [*a_strides, *b_strides, *c_strides, *mnk],
+                    np.int64)
+
+
+@njit(cache=True, nogil=True)
+def dot_blas_loops(a, b, c, geometry):
+    """:func:`dot_blas` inside up to :data:`DOT_LOOPS` loops (a batched
+    product, or M, N, K dimensions whose strides do not fold into one), the
+    geometry at run time (:func:`dot_loops_geometry`): each step offsets the
+    three matrices, and the product accumulates once a loop over K has
+    moved on.  What a program calls for such a product of buffers BLAS takes
+    as they are, instead of a generated kernel per shape."""
+    g = geometry[:5 * DOT_LOOPS].reshape((DOT_LOOPS, 5))
+    s = geometry[5 * DOT_LOOPS:]
+    ars, acs, brs, bcs, crs, ccs, m, n, k = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]
+    for i0 in range(g[0, 0]):
+        for i1 in range(g[1, 0]):
+            for i2 in range(g[2, 0]):
+                for i3 in range(g[3, 0]):
+                    ao = i0 * g[0, 1] + i1 * g[1, 1] + i2 * g[2, 1] + i3 * g[3, 1]
+                    bo = i0 * g[0, 2] + i1 * g[1, 2] + i2 * g[2, 2] + i3 * g[3, 2]
+                    co = i0 * g[0, 3] + i1 * g[1, 3] + i2 * g[2, 3] + i3 * g[3, 3]
+                    over_k = i0 * g[0, 4] + i1 * g[1, 4] + i2 * g[2, 4] + i3 * g[3, 4]
+                    dot_blas(a, ao, ars, acs, b, bo, brs, bcs, c, co, crs, ccs, m, n, k,
+                             0.0 if over_k == 0 else 1.0)
 
 
 def _dot_entry(suffix: str, dtype):

@@ -298,8 +298,9 @@ def _dot_choice(eq: Equation, acc: np.dtype):
 
 
 def _library_dot(eq: Equation) -> LibraryCall | None:
-    """One BLAS product the program calls directly: float operands of the
-    accumulation type whose strides BLAS takes as they are, no loops."""
+    """BLAS products the program calls directly: float operands of the
+    accumulation type whose strides BLAS takes as they are; one product, or
+    a few loops of them (a batched product)."""
     lhs, rhs = eq.inputs
     (out,) = eq.outputs
     acc = _acc_np(lhs.aval.element_type, out.aval.element_type)
@@ -310,8 +311,13 @@ def _library_dot(eq: Equation) -> LibraryCall | None:
         return None
     pack_l, pack_r, temp_o, plan, _, _ = _dot_choice(eq, acc)
     loops, (bm, bn, bk), (ars, acs), (brs, bcs), (crs, ccs) = plan
-    if pack_l or pack_r or temp_o or loops:
+    if pack_l or pack_r or temp_o:
         return None
+    if loops:
+        geometry = blas_kernels.dot_loops_geometry(loops, (ars, acs), (brs, bcs), (crs, ccs),
+                                                   (bm, bn, bk))
+        return None if geometry is None else LibraryCall.buffers_then(
+            blas_kernels.dot_blas_loops, eq, geometry)
     return LibraryCall(blas_kernels.dot_blas_call, (
         Buffer(0), 0, ars, acs, Buffer(1), 0, brs, bcs, Buffer(0, True), 0, crs, ccs,
         bm, bn, bk, 0.0))
@@ -516,18 +522,19 @@ def _lower_conv(ctx: LoweringContext, eq: Equation) -> None:
 
 
 def _library_conv(eq: Equation) -> LibraryCalls | None:
-    """conv_blas called by the program, after strided copies of the operands
-    that need packing (a kernel not in (taps..., I, O) order, an input whose
-    features are not minor) and followed by one of a result written through
-    a scratch buffer — where the buffers hold the accumulation type in dense
-    layouts and what is copied is small (``LIBRARY_MAX_ELEMENTS``)."""
+    """conv_blas (conv_loop for integer and bool types) called by the program,
+    after strided copies of the operands that need packing (a kernel not in
+    (taps..., I, O) order, an input whose features are not minor) and
+    followed by one of a result written through a scratch buffer — where the
+    buffers hold the accumulation type in dense layouts and what is copied
+    is small (``LIBRARY_MAX_ELEMENTS``)."""
     lhs, rhs = eq.inputs
     (out,) = eq.outputs
     if not all(isinstance(a, Var) for a in eq.inputs):
         return None
     plan = _ConvPlan(eq)
     acc = plan.acc
-    if plan.empty or acc not in _CONV_ENTRY or dense_strides(out.aval.shape) is None or \
+    if plan.empty or dense_strides(out.aval.shape) is None or \
             not all(_storage_is(a.aval.element_type, acc) for a in (lhs, rhs, out)):
         return None
     ld, rd, od = lhs.aval.dimensions, rhs.aval.dimensions, out.aval.dimensions
@@ -574,7 +581,8 @@ def _library_conv(eq: Equation) -> LibraryCalls | None:
             return None
         y = back[1]
     geometry = np.array(plan.geometry(xs, ys, kernel), np.int64)
-    calls.append(LibraryCall(conv_kernels.conv_blas_call, (x, wk, y, geometry)))
+    helper = conv_kernels.conv_blas_call if acc in _CONV_ENTRY else conv_kernels.conv_loop
+    calls.append(LibraryCall(helper, (x, wk, y, geometry)))
     if back:
         calls.append(back[0])
     return tuple(calls)

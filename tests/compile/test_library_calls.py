@@ -133,12 +133,29 @@ def test_products_of_strided_operands_call_blas_directly(dtype):
     np.testing.assert_allclose(np.asarray(got2), b @ a.T, rtol=tol, atol=tol)
 
 
-def test_batched_products_are_generated():
-    a = rng.standard_normal((3, 4, 5)).astype(np.float32)
-    program = compiled(lambda a: lax.dot_general(a, a, (((2,), (2,)), ((0,), (0,)))), a)
-    assert "numxla.compile.kernels.blas.dot_blas_call" not in library_functions(program)
-    np.testing.assert_allclose(np.asarray(program(a)), np.einsum("bij,bkj->bik", a, a),
+@pytest.mark.parametrize("shape", [(3, 4, 5), (2, 3, 6, 5), (4, 7, 1)])
+def test_batched_products_loop_over_blas_in_the_library(shape):
+    """Batch dimensions are the library's loops around BLAS: one kernel for
+    every shape, no generated code."""
+    a = rng.standard_normal(shape).astype(np.float32)
+    batch = tuple(range(a.ndim - 2))
+    program = compiled(lambda a: lax.dot_general(a, a, (((a.ndim - 1,), (a.ndim - 1,)),
+                                                        (batch, batch))), a)
+    assert library_functions(program) == {"numxla.compile.kernels.blas.dot_blas_loops"}
+    assert generated_kernels(program) == 0
+    np.testing.assert_allclose(np.asarray(program(a)), np.einsum("...ij,...kj->...ik", a, a),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_products_looping_over_a_contraction_accumulate():
+    """A contraction over two dimensions whose strides do not fold is a loop
+    over K: the library's product accumulates after its first step."""
+    a = rng.standard_normal((6, 4, 70)).astype(np.float64)
+    b = rng.standard_normal((70, 4, 65)).astype(np.float64)
+    fn = lambda a, b: lax.dot_general(a, b, (((1, 2), (1, 0)), ((), ())))  # noqa: E731
+    program = compiled(fn, a, b)
+    np.testing.assert_allclose(np.asarray(program(a, b)), np.einsum("mjk,kjn->mn", a, b),
+                               rtol=1e-10, atol=1e-10)
 
 
 def conv_loss(x, w, numbers):
@@ -171,6 +188,23 @@ def test_relaid_convolutions_against_the_reference():
     fn = value_and_grad(lambda x, w: conv_loss(x, w, ("NHWC", "HWIO", "NHWC")), argnums=(0, 1))
     for shift in range(3):
         check_all(relaid(fn, (x, w), shift)(x, w), fn(x, w))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_integer_convolutions_call_the_library_loop(dtype):
+    """Integer convolutions take the library's conv_loop with the geometry at
+    run time (no generated kernel); integers wrap in their type."""
+    x = rng.integers(-50, 50, (2, 5, 4, 3)).astype(dtype)
+    w = rng.integers(-9, 9, (2, 3, 3, 4)).astype(dtype)
+    program = compiled(lambda x, w: lax.conv_general_dilated(
+        x, w, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")), x, w)
+    assert library_functions(program) == {"numxla.compile.kernels.conv.conv_loop"}
+    assert generated_kernels(program) == 0
+    want = np.zeros((2, 4, 2, 4), dtype)
+    for i in range(4):
+        for j in range(2):
+            want[:, i, j] = np.einsum("nhwc,hwco->no", x[:, i:i + 2, j:j + 3], w)
+    np.testing.assert_array_equal(np.asarray(program(x, w)), want)
 
 
 # -- copies ------------------------------------------------------------------------------------
