@@ -53,6 +53,10 @@ _MODULE = __name__
 warnings.filterwarnings("ignore", message="Code running in object mode won't allow parallel",
                         category=NumbaWarning)
 
+# ctx -> {(parameter count, body): the host helper of that text} (:func:`_host_block`)
+_HOST_HELPERS: "weakref.WeakKeyDictionary[LoweringContext, dict[tuple, str]]" = \
+    weakref.WeakKeyDictionary()
+
 # ctx -> {tuple var: its element atoms}, so get_tuple_element of a tuple built
 # in the same function aliases the element itself.
 _TUPLE_ELEMENTS: "weakref.WeakKeyDictionary[LoweringContext, dict[Var, tuple]]" = \
@@ -222,22 +226,29 @@ def _host_block(ctx: LoweringContext, function: str, constants: Sequence[Any],
     The ``with objmode(...)`` block goes in a small jitted function of its
     own, which the graph's function calls: Numba mis-compiles object-mode
     blocks with arguments that follow a loop holding one with results
-    ("Instruction does not dominate all uses")."""
+    ("Instruction does not dominate all uses").  The constants (channel
+    keys) are its arguments too, so call sites of one host function with
+    the same result types share one helper: each costs two Numba compiles,
+    the object-mode block's and its own."""
     leaves = [leaf for s in results for leaf in _leaves(s)]
-    params = [f"p{i}" for i in range(len(values))]
+    params = [f"p{i}" for i in range(len(constants) + len(values))]
     locals_ = [f"r{i}" for i in range(len(leaves))]
     types = ", ".join(f"{n}='{_numba_type(s)}'" for n, s in zip(locals_, leaves))
-    call = f"{function}({', '.join([repr(c) for c in constants] + params)})"
-    helper = ctx.fresh("host")
-    lines = ["@njit(cache=True, error_model='numpy', nogil=True)",
-             f"def {helper}({', '.join(params)}):",
-             f"    with objmode({types}):",
-             f"        {_tuple_text(locals_)} = {call}" if leaves else f"        {call}"]
+    call = f"{function}({', '.join(params)})"
+    body = [f"    with objmode({types}):",
+            f"        {_tuple_text(locals_)} = {call}" if leaves else f"        {call}"]
     if leaves:
-        lines.append(f"    return {_tuple_text(locals_)}")
-    ctx.helper_functions.append("\n".join(lines))
+        body.append(f"    return {_tuple_text(locals_)}")
+    shared = _HOST_HELPERS.setdefault(ctx, {})
+    key = (len(params), "\n".join(body))
+    helper = shared.get(key)
+    if helper is None:
+        helper = shared[key] = ctx.fresh("host")
+        ctx.helper_functions.append("\n".join([
+            "@njit(cache=True, error_model='numpy', nogil=True)",
+            f"def {helper}({', '.join(params)}):", *body]))
     names = [ctx.fresh("h") for _ in leaves]
-    call_here = f"{helper}({', '.join(values)})"
+    call_here = f"{helper}({', '.join([repr(c) for c in constants] + list(values))})"
     ctx.emit(f"{_tuple_text(names)} = {call_here}" if names else call_here)
     it = iter(names)
 
