@@ -2,7 +2,9 @@
 rules (JAX's), floats from random bits, and the internal forms of the
 samplers others are built from (``_uniform``, ``_normal_real``, ``_gumbel``,
 ``_exponential``, ``_shuffle``), which take a checked key and canonical
-shape and dtype."""
+shape and dtype. ``_uniform``, ``_normal_real``, ``_exponential`` and
+``_split`` also take keys of ``uint32[*batch, 2]``: each key's draws, of
+``(*batch, *shape)`` (``vmap`` over the keys, without tracing a batch)."""
 from __future__ import annotations
 
 import math
@@ -87,12 +89,18 @@ def _full(x: Any, shape: tuple[int, ...]) -> Any:
     return xnp.broadcast_to(x, shape)
 
 
+def _batched(key: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of a draw of ``shape`` from each of the keys ``key``."""
+    return (*_dims(key)[:-1], *shape)
+
+
 def _unit_floats(key: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     """Floats in [0, 1): random mantissa bits under the exponent of 1.0, minus 1."""
     info = np.finfo(dtype)
     nbits, nmant = info.bits, info.nmant
     uint = UINT_DTYPES[nbits]
     b = _bits(key, nbits if nmant >= 8 else 8, shape)   # JAX: 8 bits at least
+    shape = _dims(b)
     if abstractify(b).dtype != uint:
         b = lax.convert_element_type(b, uint)
     mantissa = lax.shift_right_logical(b, _full(uint.type(nbits - nmant), shape))
@@ -106,7 +114,7 @@ def _uniform(key: Any, shape: tuple[int, ...], dtype: np.dtype, minval: Any, max
     fused as XLA:CPU fuses it; emulated exactly unless the product is exact
     anyway (a span that is a known power of two, as for [0, 1) and (-1, 1))."""
     exact_product = _power_of_two(_static_span(minval, maxval, dtype))
-    minval, maxval = (_full(_as(v, dtype), shape) for v in (minval, maxval))
+    minval, maxval = (_full(_as(v, dtype), _batched(key, shape)) for v in (minval, maxval))
     floats = _unit_floats(key, shape, dtype)
     scaled = (mul_add if exact_product else fma)(floats, lax.sub(maxval, minval), minval)
     return lax.max(minval, scaled)
@@ -138,13 +146,16 @@ def _nextafter(x: Any, up: bool) -> Any:
 def _normal_real(key: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
     u = _uniform(key, shape, dtype, lo, dtype.type(1.0))
-    return lax.mul(_full(dtype.type(np.sqrt(2)), shape), erf_inv(u))
+    return lax.mul(_full(dtype.type(np.sqrt(2)), _batched(key, shape)), erf_inv(u))
 
 
 def _split(key: Any, n: int = 2) -> tuple[Any, ...]:
-    """``split(key, n)`` as a tuple of ``n`` keys."""
+    """``split(key, n)`` as a tuple of ``n`` keys (of key arrays, from a key array)."""
     keys = split_key(key, (n,))
-    return tuple(lax.reshape(lax.slice(keys, (i, 0), (i + 1, 2)), (2,)) for i in range(n))
+    batch = _dims(key)[:-1]
+    zeros = (0,) * len(batch)
+    return tuple(lax.reshape(lax.slice(keys, (*zeros, i, 0), (*batch, i + 1, 2)), (*batch, 2))
+                 for i in range(n))
 
 
 def _exponential(key: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:

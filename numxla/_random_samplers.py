@@ -22,7 +22,6 @@ import numpy as np
 
 import numxla.primitives as lax
 import numxla.primitives.numpy as xnp
-from numxla.autodiff import vmap
 from numxla.autodiff.custom import custom_jvp
 from numxla.tracer.core import Tracer, abstractify
 
@@ -42,11 +41,15 @@ __all__ = ["gamma", "loggamma", "beta", "dirichlet", "t", "chisquare", "f",
 # gamma (Marsaglia and Tsang, "A simple method for generating gamma variables")
 # --------------------------------------------------------------------------
 
-def _gamma_one(key: Any, alpha: Any, log_space: bool) -> Any:
-    """One Gamma(alpha) draw (its log with ``log_space``) from one key. For
-    alpha < 1 it draws Gamma(alpha + 1) and boosts by ``u ** (1 / alpha)``."""
+def _gamma_loop(keys: Any, alpha: Any, log_space: bool) -> Any:
+    """One Gamma(alpha) draw (its log with ``log_space``) per key of
+    ``uint32[n, 2]``, ``alpha`` of shape ``(n,)``. For alpha < 1 it draws
+    Gamma(alpha + 1) and boosts by ``u ** (1 / alpha)``. The rejection loops
+    run on all elements at once, while any still rejects, and update only
+    those: each element's draw is the one its key gives alone (JAX's ``vmap``
+    over the elements), without tracing a batched loop."""
     dtype = abstractify(alpha).dtype
-    c_ = dtype.type
+    c_ = lambda v: _full(dtype.type(v), _dims(alpha))  # noqa: E731
     one, zero = c_(1), c_(0)
     boost_mask = lax.ge(alpha, one)
     alpha_orig = alpha
@@ -54,27 +57,38 @@ def _gamma_one(key: Any, alpha: Any, log_space: bool) -> Any:
     d = lax.sub(alpha, c_(1 / 3))
     c = lax.div(c_(1 / 3), lax.sqrt(d))
 
-    def rejected(state):
-        _, x2, v3, u = state
+    def keep(mask, new, old):
+        """``new`` where the element's ``mask`` holds, else ``old``."""
+        return tuple(lax.select(lax.broadcast_in_dim(mask, _dims(n), (0,)), n, o)
+                     for n, o in zip(new, old))
+
+    def any_of(state):
+        return lax.reduce_or(state[0], (0,))
+
+    def rejected(x2, v3, u):
         squeeze = lax.ge(u, lax.sub(one, lax.mul(c_(0.0331), lax.mul(x2, x2))))
         log_test = lax.ge(xla_log(u), lax.add(lax.mul(x2, c_(0.5)),
                                               lax.mul(d, lax.add(lax.sub(one, v3), xla_log(v3)))))
         return lax.bitwise_and(squeeze, log_test)
 
-    def propose(state):
-        def next_normal(kxv):
-            k, subkey = _split(kxv[0])
-            x = _normal_real(subkey, (), dtype)
-            return k, x, mul_add(x, c, one)
+    def next_normal(state):     # (drawing, key, x, v): until v = 1 + c x > 0
+        drawing, key = state[:2]
+        key_next, subkey = _split(key)
+        x = _normal_real(subkey, (), dtype)
+        key, x, v = keep(drawing, (key_next, x, mul_add(x, c, one)), state[1:])
+        return lax.bitwise_and(drawing, lax.le(v, zero)), key, x, v
 
-        k, x_key, u_key = _split(state[0], 3)
-        _, x, v = lax.while_loop(lambda kxv: lax.le(kxv[2], zero), next_normal,
-                                 (x_key, zero, c_(-1)))
+    def propose(state):         # (rejecting, key, x^2, v^3, u)
+        rejecting, key = state[:2]
+        key_next, x_key, u_key = _split(key, 3)
+        _, _, x, v = lax.while_loop(any_of, next_normal, (rejecting, x_key, zero, c_(-1)))
         u = _uniform(u_key, (), dtype, 0.0, 1.0)
-        return k, lax.mul(x, x), lax.mul(lax.mul(v, v), v), u
+        new = keep(rejecting, (key_next, lax.mul(x, x), lax.mul(lax.mul(v, v), v), u), state[1:])
+        return lax.bitwise_and(rejecting, rejected(*new[1:])), *new
 
-    key, subkey = _split(key)
-    _, _, v3, _ = lax.while_loop(rejected, propose, (key, zero, one, c_(2)))
+    key, subkey = _split(keys)
+    start = (key, zero, one, c_(2))
+    v3 = lax.while_loop(any_of, propose, (rejected(*start[1:]), *start))[3]
     if log_space:
         log_u = lax.neg(_exponential(subkey, (), dtype))
         boost = lax.select(lax.bitwise_or(boost_mask, lax.eq(log_u, zero)), zero,
@@ -105,8 +119,7 @@ def _reparameterized_jvp(log_space: bool, primals: tuple, tangents: tuple) -> tu
 def _gamma_draws(keys: Any, a: Any, log_space: bool) -> Any:
     """One Gamma(a) draw (its log with ``log_space``) per raw key of
     ``uint32[n, 2]``, for ``a`` of shape ``(n,)``; differentiable in ``a``."""
-    one = lambda k, alpha: _gamma_one(k, alpha, log_space)  # noqa: E731
-    draws = vmap(one)(keys, lax.stop_gradient(a))
+    draws = _gamma_loop(keys, lax.stop_gradient(a), log_space)
     return _reparameterized(a, draws, log_space)
 
 
@@ -120,6 +133,20 @@ def _gamma(name: str, key: Any, a: Any, shape: Any, dtype: Any, log_space: bool)
         return a
     draws = _gamma_draws(split_key(key, (n,)), lax.reshape(a, (n,)), log_space)
     return lax.reshape(draws, shape)
+
+
+def _log_gamma_pair(key: Any, a: Any, b: Any, shape: tuple, dtype: np.dtype) -> tuple:
+    """``loggamma(k1, a, shape), loggamma(k2, b, shape)`` for ``k1, k2 =
+    split(key)``, drawn in one loop rather than two (each element's draw is
+    the one its key gives alone)."""
+    a, b = (_full(_as(v, dtype), shape) for v in (a, b))
+    n = math.prod(shape)
+    if n == 0:
+        return a, b
+    keys = lax.reshape(split_key(split_key(key, (2,)), (n,)), (2 * n, 2))
+    logs = _gamma_draws(keys, lax.concatenate([lax.reshape(a, (n,)), lax.reshape(b, (n,))], 0),
+                        log_space=True)
+    return tuple(lax.reshape(lax.slice(logs, (i * n,), ((i + 1) * n,)), shape) for i in (0, 1))
 
 
 class _RandomGammaP:
@@ -139,7 +166,7 @@ class _RandomGammaP:
         if n == 0:
             return a
         # each element draws from split(its key, 1), as gamma's elements do
-        keys = vmap(lambda k: lax.reshape(split_key(k, (1,)), (2,)))(lax.reshape(raw, (n, 2)))
+        keys = lax.reshape(split_key(lax.reshape(raw, (n, 2)), (1,)), (n, 2))
         return lax.reshape(_gamma_draws(keys, lax.reshape(a, (n,)), log_space), shape)
 
 
@@ -161,9 +188,7 @@ def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: An
     key = check_key("beta", key)
     dtype = _dtype("beta", dtype, "f")
     shape = _param_shape("beta", shape, a=a, b=b)
-    key_a, key_b = _split(key)
-    log_a = loggamma(key_a, _full(_as(a, dtype), shape), shape, dtype)
-    log_b = loggamma(key_b, _full(_as(b, dtype), shape), shape, dtype)
+    log_a, log_b = _log_gamma_pair(key, a, b, shape, dtype)
     top = lax.max(log_a, log_b)
     ga, gb = (lax.exp(lax.sub(v, top)) for v in (log_a, log_b))
     return lax.div(ga, lax.add(ga, gb))
@@ -209,14 +234,16 @@ def chisquare(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any 
 
 def f(key: Any, dfnum: Any, dfden: Any, shape: Sequence[int] | None = None,
       dtype: Any = None) -> Any:
-    """F(dfnum, dfden) values: a ratio of scaled chi-squares."""
+    """F(dfnum, dfden) values: a ratio of scaled chi-squares (``chisquare``'s,
+    from ``split(key)``'s second and first key)."""
     key = check_key("f", key)
     dtype = _dtype("f", dtype, "f")
     shape = _param_shape("f", shape, dfnum=dfnum, dfden=dfden)
     dfnum, dfden = _as(dfnum, dtype), _as(dfden, dtype)
-    key_den, key_num = _split(key)
-    num = lax.div(chisquare(key_num, dfnum, shape, dtype), _full(dfnum, shape))
-    den = lax.div(chisquare(key_den, dfden, shape, dtype), _full(dfden, shape))
+    half = lambda df: lax.div(df, _full(dtype.type(2), _dims(df)))  # noqa: E731
+    logs = _log_gamma_pair(key, half(dfden), half(dfnum), shape, dtype)
+    den, num = (lax.div(lax.mul(lax.exp(v), _full(dtype.type(2), shape)), _full(df, shape))
+                for v, df in zip(logs, (dfden, dfnum)))
     return lax.div(num, den)
 
 

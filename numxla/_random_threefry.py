@@ -15,6 +15,9 @@ integer ops).
   the xor of the two result words, 64-bit ones join them (high word first),
   8/16-bit ones truncate the xor.
 * ``split(key, shape)``: the same encryption, both words kept, as new keys.
+* A key array of ``uint32[*batch, 2]`` (for the samplers' internal use)
+  gives each key's bits or splits: results of ``(*batch, *shape)``, what
+  ``vmap`` over the keys gives, without tracing a batched loop.
 * ``fold_in(key, data)``: the original (non-partitionable) hash of the pair
   ``[0, data]``: one block, whose two result words are the new key.
 * ``seed(s)``: ``[s >> 32, s & 0xFFFFFFFF]``; without x64 the seed is first
@@ -49,13 +52,15 @@ def _rotl(x: Any, distance: Any) -> Any:
 
 def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
     """Threefry-2x32 (20 rounds) of the word pairs ``(x1, x2)`` under the key
-    ``(k1, k2)``; ``k1``/``k2`` are ``uint32`` scalars, ``x1``/``x2`` ``uint32``
-    arrays of one shape. Five groups of four rounds, each group followed by a
+    ``(k1, k2)``; ``x1``/``x2`` are ``uint32`` arrays of one shape, ``k1``/``k2``
+    ``uint32`` scalars or arrays of a prefix of that shape (a key per leading
+    index). Five groups of four rounds, each group followed by a
     key injection (the next words of the key schedule, and the group number).
     The groups are a ``fori_loop``, as in JAX's CPU lowering: it keeps the
     compiled kernels small."""
     shape = abstractify(x1).dimensions
-    wide = lambda w: lax.broadcast_in_dim(w, shape, ())  # noqa: E731
+    wide = lambda w: lax.broadcast_in_dim(  # noqa: E731 (along the leading dimensions)
+        w, shape, tuple(range(len(abstractify(w).dimensions))))
     k3 = lax.bitwise_xor(lax.bitwise_xor(k1, k2), _PARITY)
 
     def group(i: Any, state: tuple) -> tuple:
@@ -74,8 +79,11 @@ def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
 
 
 def _words(key: Any) -> tuple[Any, Any]:
-    """The key's two words as scalars."""
-    return tuple(lax.reshape(lax.slice(key, (i,), (i + 1,)), ()) for i in (0, 1))
+    """The key's two words, scalars (arrays of the batch shape for a key array)."""
+    batch = abstractify(key).dimensions[:-1]
+    zeros = (0,) * len(batch)
+    return tuple(lax.reshape(lax.slice(key, (*zeros, i), (*batch, i + 1)), batch)
+                 for i in (0, 1))
 
 
 def _counters(shape: tuple[int, ...]) -> tuple[Any, Any]:
@@ -90,16 +98,22 @@ def _counters(shape: tuple[int, ...]) -> tuple[Any, Any]:
 def _hash_counters(key: Any, shape: tuple[int, ...]) -> tuple[Any, Any]:
     k1, k2 = _words(key)
     hi, lo = _counters(shape)
+    batch = abstractify(k1).dimensions
+    if batch:   # every key hashes the same counters
+        out, dims = (*batch, *shape), tuple(range(len(batch), len(batch) + len(shape)))
+        hi, lo = (lax.broadcast_in_dim(w, out, dims) for w in (hi, lo))
     return threefry2x32(k1, k2, hi, lo)
 
 
 def random_bits(key: Any, width: int, shape: Sequence[int]) -> Any:
-    """``uint{width}`` random bits of ``shape`` from a single key."""
+    """``uint{width}`` random bits of ``shape`` from a single key (of
+    ``(*batch, *shape)`` from keys of ``(*batch, 2)``)."""
     shape = tuple(int(d) for d in shape)
     if width not in UINT_DTYPES:
         raise TypeError(f"random bits of width {width}: requires 8-, 16-, 32- or 64-bit")
     if 0 in shape:
-        return lax.broadcast_in_dim(UINT_DTYPES[width].type(0), shape, ())
+        batch = abstractify(key).dimensions[:-1]
+        return lax.broadcast_in_dim(UINT_DTYPES[width].type(0), (*batch, *shape), ())
     b1, b2 = _hash_counters(key, shape)
     if width == 64:
         hi, lo = (lax.convert_element_type(b, np.uint64) for b in (b1, b2))
@@ -109,12 +123,14 @@ def random_bits(key: Any, width: int, shape: Sequence[int]) -> Any:
 
 
 def split_key(key: Any, shape: Sequence[int]) -> Any:
-    """Keys of ``(*shape, 2)``: each element's counter encrypted, both words kept."""
+    """Keys of ``(*shape, 2)``: each element's counter encrypted, both words
+    kept (``(*batch, *shape, 2)`` from keys of ``(*batch, 2)``)."""
     shape = tuple(int(d) for d in shape)
-    if 0 in shape:
-        return lax.broadcast_in_dim(_U32(0), (*shape, 2), ())
+    out = (*abstractify(key).dimensions[:-1], *shape)
+    if 0 in out:
+        return lax.broadcast_in_dim(_U32(0), (*out, 2), ())
     b1, b2 = _hash_counters(key, shape)
-    return lax.concatenate([lax.expand_dims(b, (len(shape),)) for b in (b1, b2)], len(shape))
+    return lax.concatenate([lax.expand_dims(b, (len(out),)) for b in (b1, b2)], len(out))
 
 
 def fold_in_key(key: Any, data: Any) -> Any:

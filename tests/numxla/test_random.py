@@ -31,6 +31,8 @@ import numpy as np
 import pytest
 from scipy import special
 
+import numxla._random_core as random_core
+import numxla._random_threefry as threefry
 import numxla._random_xla_math as xla_math
 import numxla.dtypes as nx_dtypes
 import numxla.random as R
@@ -484,9 +486,9 @@ def test_typed_keys_through_transforms():
     np.testing.assert_allclose(g, np.sum(R.normal(R.PRNGKey(3), (3,))), rtol=1e-6)
 
 
-# Batching the gamma loop is slow eagerly (a loop of ~400 ops per rejection
-# step, under two batch interpreters): its compositions (loggamma, beta, t,
-# chisquare, f, dirichlet) are covered by gamma's batch.
+# Batching the gamma loop is slow eagerly (~0.25 s: loops of ~400 ops per
+# rejection step, batched): its compositions (loggamma, beta, t, chisquare,
+# f, dirichlet) are covered by gamma's batch.
 BATCHED = [name for name in SAMPLERS if name not in ("loggamma", "beta", "t", "chisquare", "f",
                                                       "dirichlet", "generalized_normal", "ball",
                                                       "gamma_grad")]
@@ -506,6 +508,20 @@ def test_vmap_over_seeds():
     seeds = np.arange(4, dtype=np.int32)
     np.testing.assert_array_equal(vmap(R.PRNGKey)(seeds),
                                   np.stack([R.PRNGKey(s) for s in range(4)]))
+
+
+def test_key_arrays_draw_as_vmap():
+    """The internal samplers given a key array (as the gamma loop uses them)
+    draw what vmap over its keys draws."""
+    f32, f16 = np.dtype(np.float32), np.dtype(np.float16)
+    keys = R.split(R.PRNGKey(9), (2, 3))
+    for draw in (lambda q: threefry.split_key(q, (3,)),
+                 lambda q: threefry.random_bits(q, 64, (2,)),
+                 lambda q: random_core._split(q, 3)[2],
+                 lambda q: random_core._uniform(q, (4,), f32, -1.0, 2.0),
+                 lambda q: random_core._normal_real(q, (), f32),
+                 lambda q: random_core._exponential(q, (2,), f16)):
+        np.testing.assert_array_equal(draw(keys), vmap(vmap(draw))(keys))
 
 
 def test_gradients_with_respect_to_parameters():
