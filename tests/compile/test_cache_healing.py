@@ -18,8 +18,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
-# Three graphs (one a batched product whose generated code calls BLAS through
-# the extern ``dot_blas_f32`` entry);
+# Three graphs (one a batched product of f16 operands, packed into f32 by
+# generated code that calls BLAS through the extern ``dot_blas_f32`` entry);
 # prints whether the results match NumPy, how many generated functions
 # compiled instead of loading, the CacheWarnings and disk_cache_usable().
 PROGRAM = textwrap.dedent("""
@@ -31,10 +31,12 @@ PROGRAM = textwrap.dedent("""
         from numxla.compile import jit
         from numxla.compile.cache import disk_cache_usable
         x = np.linspace(-1, 1, 12, dtype=np.float32)
-        b = x.reshape(2, 2, 3)
+        b = x.reshape(2, 2, 3).astype(np.float16)
+        b32 = b.astype(np.float32)
         results = [(jit(lambda x: lax.exp(x) * 2 + x)(x), np.exp(x) * 2 + x),
-                   (jit(lambda t: lax.dot_general(t, t, (((2,), (2,)), ((0,), (0,)))))(b),
-                    np.einsum("bij,bkj->bik", b, b)),
+                   (jit(lambda t: lax.dot_general(t, t, (((2,), (2,)), ((0,), (0,))),
+                                                  preferred_element_type=np.float32))(b),
+                    np.einsum("bij,bkj->bik", b32, b32)),
                    (jit(lambda x: lax.tanh(x) - 1)(x), np.tanh(x) - 1)]
     def misses(prefix):
         return sum(sum(v.stats.cache_misses.values()) for name, module in list(sys.modules.items())
