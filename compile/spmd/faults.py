@@ -6,8 +6,11 @@ Under ULFM a rank learns of a dead peer from the heartbeat failure detector,
 which this module turns on before MPI starts (``OMPI_MCA_mpi_ft_detector``,
 unless the environment says otherwise).  The detector beats only while MPI
 makes progress, so a rank busy computing would be taken for dead: a daemon
-thread (the *pulse*) makes progress twice a second.  Open MPI's own detector
-thread would do the same, but then ``MPI_Finalize`` hangs after a failure.
+thread (the *pulse*) makes progress twice a second (twice per heartbeat
+period, ``OMPI_MCA_mpi_ft_detector_period``, when that is under a second).
+Open MPI's own detector thread would do the same, but then ``MPI_Finalize``
+hangs after a failure.  How soon a dead rank is noticed is the detector's
+timeout (``OMPI_MCA_mpi_ft_detector_timeout``; Open MPI's default is 10 s).
 
 An MPI error that says a process failed becomes a ``CollectiveError``
 naming the dead ranks (:func:`peer_faults`); at exit such a process gives
@@ -29,7 +32,7 @@ __all__ = ["mpi_world", "mpi", "peer_faults", "fault_tolerant"]
 # set before MPI starts, when mpiexec runs the job with --with-ft ulfm
 _ULFM_DEFAULTS = {"OMPI_MCA_mpi_ft_detector": "true",
                   "OMPI_MCA_mpi_ft_detector_thread": "false"}
-_PULSE_SECONDS = 0.5
+_PULSE_SECONDS = 0.5  # at most; see _pulse_seconds
 
 
 def fault_tolerant() -> bool:
@@ -61,16 +64,26 @@ def mpi_world() -> Any:
 _pulse: list = []
 
 
+def _pulse_seconds() -> float:
+    """The pulse's period: ``_PULSE_SECONDS``, or half the detector's
+    heartbeat period (``OMPI_MCA_mpi_ft_detector_period``) when shorter."""
+    try:
+        period = float(os.environ.get("OMPI_MCA_mpi_ft_detector_period", "inf"))
+    except ValueError:
+        period = float("inf")
+    return min(_PULSE_SECONDS, period / 2) if period > 0 else _PULSE_SECONDS
+
+
 def _start_pulse(MPI: Any) -> None:
-    """MPI progress twice a second while this process lives (the detector's
-    heartbeats), stopped before MPI finalizes."""
+    """MPI progress every ``_pulse_seconds()`` while this process lives (the
+    detector's heartbeats), stopped before MPI finalizes."""
     if os.environ.get("OMPI_MCA_mpi_ft_detector", "").lower() not in ("1", "true"):
         _pulse.append(None)
         return
-    stop = threading.Event()
+    stop, seconds = threading.Event(), _pulse_seconds()
 
     def beat() -> None:
-        while not stop.wait(_PULSE_SECONDS):
+        while not stop.wait(seconds):
             try:
                 MPI.COMM_SELF.Iprobe()   # progress, on a communicator no one else uses
             except MPI.Exception:

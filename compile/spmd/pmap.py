@@ -6,7 +6,9 @@ runs without the GIL (Numba ``nogil``), so replicas compute in parallel.
 """
 from __future__ import annotations
 
+import fcntl
 import functools
+import hashlib
 import os
 import threading
 import time
@@ -20,6 +22,7 @@ from numxla.tracer.core import abstractify, bf16_array, eager_array
 from numxla.tracer.shapes import PrimitiveType
 from numxla.tracer.tracing import trace_pytree
 
+from ..cache import cache_dir, disk_cache_usable
 from ..jit import Compiled
 from .mpi import mpi_world
 from .rendezvous import CollectiveError, Rendezvous, _process
@@ -72,6 +75,31 @@ def _join_replicas(threads: Sequence[threading.Thread], rendezvous: Rendezvous, 
             if now >= give_up:
                 return alive
         alive[0].join(0.02)
+
+
+def _compile_once(compiled: Compiled) -> None:
+    """Compile ``compiled``'s missing kernels here and now, one process at a
+    time (a lock file in the disk cache): MPI ranks reach the same program
+    together, and all but the first load what it compiled instead of each
+    compiling it again.  Without a usable disk cache, or when this compile
+    fails, the first call compiles (and raises where every rank hears of it)."""
+    if compiled.has_code() or not disk_cache_usable():
+        return
+    digest = hashlib.sha256(compiled.source.encode()).hexdigest()[:24]
+    try:
+        lock = open(cache_dir() / f"pmap-{digest}.lock", "w")
+    except OSError:
+        return
+    with lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)   # released when closed, or when the holder dies
+        except OSError:
+            pass
+        try:
+            for call in compiled.missing_code():  # what the process before us left to do
+                call.compile()
+        except Exception:  # noqa: BLE001 (the first call compiles it again, and raises)
+            pass
 
 
 class _Program(NamedTuple):
@@ -180,6 +208,7 @@ class PmappedFunction:
                         graph, _ = trace_pytree(self.fn, tree.unflatten(first), name=self.__name__)
                     shapes = [av.shape for av in graph.out_avals]
                     compiled = Compiled(graph, shapes, process_grid=grid)
+                    _compile_once(compiled)
                     out_dims = pytree.axes_for_leaves(
                         self.out_axes, graph.out_tree.unflatten(range(len(shapes))), "pmap",
                         "out_axes")

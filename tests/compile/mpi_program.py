@@ -2,7 +2,8 @@
 collective through pmap's MPI backend against the reference semantics,
 axis-name spellings, send/recv by channel, and faults that must end every
 rank with an error; under ``-n 2`` also 2 replicas per rank (4 replicas:
-threads in a rank, MPI between), against the same program on 4 threads.
+threads in a rank, MPI between), against the same program on 4 threads;
+and one rank compiling each program for all.
 Prints ``OK rank <r>`` when everything held on that rank."""
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numxla.primitives as lax  # noqa: E402
 from numxla.compile import CollectiveError, pmap  # noqa: E402
+from numxla.compile.kernel import compile_counts  # noqa: E402
 from tests.compile.test_pmap import _groups, _partition_program, _program, _reference, \
     _ring_program, _ring_reference  # noqa: E402
 
@@ -25,6 +27,7 @@ def main() -> None:
     comm = MPI.COMM_WORLD
     n, rank = comm.size, comm.rank
     rng = np.random.default_rng(5)            # the same global inputs on every rank
+    before = compile_counts()
     for groups in _groups(n):
         size = n if groups is None else len(groups[0])
         # small integers as floats: sums are exact whatever order MPI reduces in
@@ -34,6 +37,13 @@ def main() -> None:
         got = pmap(fn, backend="mpi", timeout=60, global_arguments=True)(x, y)
         for g, w in zip(got, _reference(fn, [x, y])):
             assert g.dtype == w.dtype and np.array_equal(g, w), (groups, g, w)
+    # each program's code was ready before its run: compiled by one rank (when
+    # the disk cache lacked it), loaded from the cache by the others
+    now = compile_counts()
+    counts = comm.allgather({k: now[k] - before[k] for k in ("compiled_here", "loaded")})
+    programs = len(_groups(n))
+    assert all(c["compiled_here"] + c["loaded"] == programs for c in counts), counts
+    assert sum(c["compiled_here"] for c in counts) <= programs, counts
 
     def mine(a):
         """This rank's replica's slice of a global value (its local shard)."""

@@ -22,6 +22,9 @@ def _mpiexec(ranks: int, *args: str, options: tuple = (), timeout: float = 600, 
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", PYTHONWARNINGS="ignore",
                PYTHONPATH=str(ROOT), **env)
+    # the ranks share one machine: no libfabric transport (its start costs ~1 s a
+    # launch), unless the environment picks the transports
+    env.setdefault("OMPI_MCA_btl", "^ofi")
     return subprocess.run([str(mpiexec), *options, "--oversubscribe", "-n", str(ranks),
                            sys.executable, "-m", "mpi4py", *args], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
@@ -43,9 +46,10 @@ def test_collectives_on_mpi_ranks(ranks):
 
 @pytest.mark.parametrize("how", ["exit", "kill"])
 def test_a_dead_rank_is_an_error_on_the_others(how):
-    # ULFM keeps the survivors running; its failure detector, quick here
+    # ULFM keeps the survivors running; its failure detector, quick here: a
+    # heartbeat every 0.5 s (the ranks' pulse every 0.25 s), dead after 3 s of silence
     run = _mpiexec(4, str(FAULTS), how, options=("--with-ft", "ulfm"), timeout=240,
-                   OMPI_MCA_mpi_ft_detector_period="1", OMPI_MCA_mpi_ft_detector_timeout="6")
+                   OMPI_MCA_mpi_ft_detector_period="0.5", OMPI_MCA_mpi_ft_detector_timeout="3")
     out = run.stdout + run.stderr
     assert _ok_ranks(run) == [0, 1, 3], out[-4000:]
 
