@@ -1,8 +1,9 @@
 """Library calls (``library_rules`` in compile/registry.py): equations a
 program runs by calling a pre-compiled kernel with the geometry at run time
-instead of generated code — batch norms, single BLAS products, convolutions
-(operands packed by strided copies where needed), ``rev`` and non-bitcast
-transposes.  Each is checked against NumPy formulas or against the
+instead of generated code — batch norms, BLAS products (one, or loops of
+them: batched products), convolutions (operands packed by strided copies
+where needed; integer ones through ``conv_loop``), ``rev`` and non-bitcast
+transposes, and results returned in another dense layout.  Each is checked against NumPy formulas or against the
 reference semantics (the same function run un-jitted, op by op on NumPy),
 in the layouts and sizes that take a library call and in those that fall
 back to generated code."""
