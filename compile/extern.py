@@ -92,6 +92,9 @@ class Entry:
             elif isinstance(want, types.Float):
                 if not isinstance(got, (types.Integer, types.Float, types.Boolean)):
                     return False
+            elif isinstance(want, types.Boolean):
+                if not isinstance(got, types.Boolean):
+                    return False
             elif got != want:
                 return False
         return True
@@ -131,15 +134,20 @@ class Entry:
 
 
 def _linked_call(typingctx, dispatcher, args):
-    """Numba's usual call of ``dispatcher`` (its code linked into the caller)."""
+    """Numba's usual call of ``dispatcher`` (its code linked into the caller),
+    for the arguments' non-literal types: constant sizes in generated code
+    would otherwise compile the helper again for every shape."""
     fnty = types.Dispatcher(dispatcher)
-    sig = typingctx.resolve_function_type(fnty, args, {})
-    if sig is None:
+    plain = tuple(types.unliteral(a) for a in args)
+    target = typingctx.resolve_function_type(fnty, plain, {})
+    if target is None:
         return None
 
     def codegen(context, builder, sig, llargs):
-        return context.get_function(fnty, sig)(builder, llargs)
-    return sig, codegen
+        values = [context.cast(builder, v, got, want)
+                  for v, got, want in zip(llargs, sig.args, target.args)]
+        return context.get_function(fnty, target)(builder, values)
+    return target.return_type(*args), codegen
 
 
 def ensure_for_source(source: str) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
-__all__ = ["fft_axis", "cholesky_lower", "substitute"]
+__all__ = ["fft_axis", "fft_lines", "cholesky_lower", "substitute"]
 
 
 # -- FFT helpers called from generated code ---------------------------------------------------
@@ -41,7 +41,7 @@ def _radix2(a, tw):
 
 
 @njit(cache=True, nogil=True)
-def fft_axis(w, outer, n, inner, inverse):
+def fft_lines(w, outer, n, inner, inverse):
     """Transform ``w`` (1-D complex128, row-major ``[outer, n, inner]``) in place
     along its middle axis: the DFT, or the inverse DFT scaled by ``1 / n``.
 
@@ -93,6 +93,19 @@ def fft_axis(w, outer, n, inner, inverse):
                     work[j] = chirp[j] * work[j].conjugate() / m
             for j in range(n):
                 w[base + j * inner] = work[j].conjugate() / n if inverse else work[j]
+
+
+def _fft_entry():
+    """:func:`fft_lines` called through a symbol (:mod:`compile.extern`): one
+    compile per process, neither linked into nor specialised for each graph
+    (called with constant sizes, Numba compiled it again for every shape)."""
+    from ..extern import Entry
+    i = types.int64
+    sig = (types.Array(types.complex128, 1, "C"), i, i, i, types.boolean)
+    return Entry("fft_axis", fft_lines, sig, outputs=(0,)).make_intrinsic()
+
+
+fft_axis = _fft_entry()
 
 
 @njit(cache=True, nogil=True)

@@ -154,6 +154,7 @@ def _not(t: PT, params: dict, a: str) -> str:
 def _shift(kind: str) -> RawExpr:
     def expr(t: PT, params: dict, a: str, b: str) -> str:
         T, n = dtype_name(t), _bits(t)
+        b = f"{T}({b})"  # a constant amount would compile the helper once per value
         if kind == "arithmetic":
             return f"shift_right_arithmetic({a}, {b}, {T}, {_SIGNED[n]}, {_UNSIGNED[n]}, {n})"
         return f"shift_{kind}({a}, {b}, {T}, {_UNSIGNED[n]}, {n})"
@@ -266,8 +267,10 @@ def _convert(t: PT, params: dict, a: str) -> str:
 
 def _reduce_precision(t: PT, params: dict, a: str) -> str:
     suffix = {PT.F16: "f16", PT.BF16: "bf16", PT.F32: "f32", PT.F64: "f64"}[t]
-    return (f"reduce_precision_{suffix}({a}, {int(params['exponent_bits'])}, "
-            f"{int(params['mantissa_bits'])})")
+    # the widths as int64 values, not constants: Numba compiles a helper called
+    # with constants once per value (they are still folded once it is inlined)
+    return (f"reduce_precision_{suffix}({a}, np.int64({int(params['exponent_bits'])}), "
+            f"np.int64({int(params['mantissa_bits'])}))")
 
 
 # -- bitcasts --------------------------------------------------------------------

@@ -189,7 +189,8 @@ def _lower_triangular_solve(ctx: LoweringContext, eq: Equation) -> None:
     with ctx.loops(bv.aval.shape) as idx:
         r, c = (idx[-2], idx[-1]) if left else (idx[-1], idx[-2])
         ctx.emit(f"{z}[{_batch_flat(idx, dims)}, {r}, {c}] = {ctx.read(bv, idx)}")
-    ctx.emit(f"substitute({sm}, {z}, {s_lower}, {unit})")
+    # flags as plain booleans: constants would compile the helper once per combination
+    ctx.emit(f"substitute({sm}, {z}, np.bool_({s_lower}), np.bool_({unit}))")
     with ctx.loops(out.aval.shape) as idx:
         r, cc = (idx[-2], idx[-1]) if left else (idx[-1], idx[-2])
         ctx.write(out, idx, f"{z}[{_batch_flat(idx, dims)}, {r}, {cc}]")
