@@ -141,9 +141,6 @@ class LoweringContext:
         self.carry_slots: dict[Var, str] = {}
         self.slotted: dict[Var, str] = {}  # value -> the name of its carry slot, once allocated
         self.runtime_sizes: dict[Var, list[str]] = {}  # see lowering/dynamic.py
-        # module-level jitted functions the graph's function calls (source
-        # texts, each with its decorator): see lowering/side_effects._host_block
-        self.helper_functions: list[str] = []
 
     # -- names and lines ----------------------------------------------------------
     def index_name(self, prefix: str, d: int) -> str:

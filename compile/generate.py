@@ -96,8 +96,7 @@ def generate_source(graph: Graph, out_shapes: Sequence[Shape], func_name: str, *
         ret = "    return\n"
     else:
         ret = "    return (" + ", ".join(results) + ("," if len(results) == 1 else "") + ")\n"
-    helpers = "".join(f"\n\n{text}\n" for text in ctx.helper_functions)
-    return GeneratedCode(f"def {func_name}({', '.join(params)}):\n{body}\n{ret}{helpers}",
+    return GeneratedCode(f"def {func_name}({', '.join(params)}):\n{body}\n{ret}",
                          ctx.constants, ctx.fused, ctx.parallel, ctx.workspace_bytes,
                          bool(dynamic_inputs), dynamic_results)
 

@@ -19,7 +19,7 @@ compiled.  The identity results share the operand's buffer (recorded as an
 alias) when the layouts agree, and are converted otherwise.
 
 In a program of several processes (``compile.pmap``: the lowering context
-has a ``process_grid``), every collective is a host callback (object mode):
+has a ``process_grid``), every collective is a host callback (Python, with the GIL):
 ``host_collective`` hands the operands to the process's rendezvous
 (``compile.spmd``), which meets the other processes and computes the
 results with the reference semantics, so they are XLA's bit for bit.  An
@@ -135,7 +135,7 @@ def _lower_zero_id(ctx: LoweringContext, eq: Equation) -> None:
 
 
 def host_collective(key: str, operands: tuple) -> tuple:
-    """Object-mode half of a collective of a multi-process program: this
+    """Host half of a collective of a multi-process program: this
     process's results, from the rendezvous of ``compile.spmd``.  ``key``
     (the same in every process for the same equation) is what the processes
     compare to check they reached the same collective."""
@@ -147,7 +147,7 @@ def host_collective(key: str, operands: tuple) -> tuple:
 
 
 def host_all_reduce_into(key: str, operands: tuple, outs: tuple) -> None:
-    """Object-mode half of an AllReduce of row-major buffers: reduced in
+    """Host half of an AllReduce of row-major buffers: reduced in
     place into the result buffers the compiled code allocated (no conversion
     to eager values and back, no fresh buffers): ``Rendezvous.all_reduce_buffers``."""
     from ..spmd.rendezvous import current_process
@@ -155,7 +155,7 @@ def host_all_reduce_into(key: str, operands: tuple, outs: tuple) -> None:
 
 
 def host_all_reduce_shared(key: str, slot: str, operands: tuple) -> tuple:
-    """Object-mode half of an AllReduce whose results die before it runs
+    """Host half of an AllReduce whose results die before it runs
     again: result buffers kept between runs, which the group shares when
     every member runs this equation (``slot`` names it in the program): one
     result written per group instead of one per member
@@ -166,7 +166,7 @@ def host_all_reduce_shared(key: str, slot: str, operands: tuple) -> tuple:
 
 
 def host_send_to(key: str, value: Any) -> None:
-    """Object-mode half of a send with ``source_target_pairs`` in a program
+    """Host half of a send with ``source_target_pairs`` in a program
     of several processes: a point-to-point message to this process's target."""
     from ..spmd.rendezvous import current_process
     shape, channel_id, pairs = _HOST_PARAMS[key]
@@ -174,7 +174,7 @@ def host_send_to(key: str, value: Any) -> None:
 
 
 def host_recv_from(key: str) -> tuple:
-    """Object-mode half of a recv with ``source_target_pairs``: the next
+    """Host half of a recv with ``source_target_pairs``: the next
     message from this process's source (zeros for a process that is no target)."""
     from ..spmd.rendezvous import current_process
     shape, channel_id, pairs = _HOST_PARAMS[key]
@@ -182,7 +182,7 @@ def host_recv_from(key: str) -> tuple:
 
 
 def host_zeros(key: str) -> tuple:
-    """Object-mode half of a recv that receives nothing: zeros of its shape."""
+    """Host half of a recv that receives nothing: zeros of its shape."""
     shape = _HOST_PARAMS[key]
     return tuple(_to_kernel(se.zeros_value(shape), shape))
 

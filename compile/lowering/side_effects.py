@@ -14,23 +14,20 @@ Host callbacks.  Infeed, Outfeed, Send, Recv and CustomCall *mean* a call to
 the host: they read or fill the host-side queues of
 ``primitives.side_effects`` (``infeed_queue``, ``outfeed_queue``,
 ``channels``) or run a Python function registered with
-``register_custom_call_target``.  They are lowered to calls of small jitted
-helpers holding a ``with objmode(...):`` block (Numba's object mode, holding
-the GIL) that calls the ``host_*`` functions of this module, which convert
-between kernel buffers and the eager values the queues and targets hold, with
-the same checks as the reference semantics.  Every other op here stays in
-nopython code.  The generated module must import ``objmode``: its header
-needs ``from numba import njit, objmode``.
+``register_custom_call_target``.  They are lowered to calls of the ``host_*``
+functions of this module through :func:`compile.kernels.host.host_call`
+(which holds the GIL for the call); the host functions convert between
+kernel buffers and the eager values the queues and targets hold, with the
+same checks as the reference semantics.  Every other op here stays in
+nopython code.
 """
 from __future__ import annotations
 
 import hashlib
-import warnings
 import weakref
 from typing import Any, Sequence
 
 import numpy as np
-from numba.core.errors import NumbaWarning
 
 from numxla.primitives import side_effects as se
 from numxla.tracer.core import AbstractValue, bf16_array, impl_rules
@@ -46,16 +43,6 @@ __all__ = ["host_infeed", "host_outfeed", "host_send", "host_recv", "host_custom
            "result_value"]
 
 _MODULE = __name__
-
-# Host callbacks hold the GIL by design (they run Python); the rest of a
-# generated function runs without it.  Numba's warning about that says
-# nothing a user can act on.
-warnings.filterwarnings("ignore", message="Code running in object mode won't allow parallel",
-                        category=NumbaWarning)
-
-# ctx -> {(parameter count, body): the host helper of that text} (:func:`_host_block`)
-_HOST_HELPERS: "weakref.WeakKeyDictionary[LoweringContext, dict[tuple, str]]" = \
-    weakref.WeakKeyDictionary()
 
 # ctx -> {tuple var: its element atoms}, so get_tuple_element of a tuple built
 # in the same function aliases the element itself.
@@ -121,7 +108,7 @@ def result_value(ctx: LoweringContext, atom: Var | Literal, shape: Shape) -> str
 
 
 # --------------------------------------------------------------------------
-# host callbacks (run in object mode)
+# host callbacks (Python, called with the GIL)
 # --------------------------------------------------------------------------
 
 _HOST_PARAMS: dict[str, Any] = {}
@@ -185,30 +172,30 @@ def _to_kernel(value: Any, shape: Shape) -> list[np.ndarray]:
 
 
 def host_infeed(key: str) -> tuple:
-    """Object-mode half of infeed: the next value of ``infeed_queue``."""
+    """Host half of infeed: the next value of ``infeed_queue``."""
     shape = _HOST_PARAMS[key]
     return tuple(_to_kernel(se._take("infeed", se.infeed_queue, shape), shape))
 
 
 def host_outfeed(key: str, value: Any) -> None:
-    """Object-mode half of outfeed: push the operand to ``outfeed_queue``."""
+    """Host half of outfeed: push the operand to ``outfeed_queue``."""
     se.outfeed_queue.put(_to_eager(value, _HOST_PARAMS[key]))
 
 
 def host_send(key: str, value: Any) -> None:
-    """Object-mode half of send: put the operand on its channel."""
+    """Host half of send: put the operand on its channel."""
     shape, channel_id = _HOST_PARAMS[key]
     se.channels[channel_id].put(_to_eager(value, shape))
 
 
 def host_recv(key: str) -> tuple:
-    """Object-mode half of recv: the next value of its channel."""
+    """Host half of recv: the next value of its channel."""
     shape, channel_id = _HOST_PARAMS[key]
     return tuple(_to_kernel(se._take("recv", se.channels[channel_id], shape), shape))
 
 
 def host_custom_call(key: str, operands: tuple) -> tuple:
-    """Object-mode half of custom_call: run the registered target (through the
+    """Host half of custom_call: run the registered target (through the
     reference semantics, which check what it returns)."""
     operand_shapes, params = _HOST_PARAMS[key]
     values = [_to_eager(v, s) for v, s in zip(operands, operand_shapes)]
@@ -216,40 +203,20 @@ def host_custom_call(key: str, operands: tuple) -> tuple:
     return tuple(b for v, s in zip(outs, params["result_shapes"]) for b in _to_kernel(v, s))
 
 
-def _host_block(ctx: LoweringContext, function: str, constants: Sequence[Any],
+def _host_block(ctx: LoweringContext, function: str, constants: Sequence[str],
                 values: Sequence[str], results: Sequence[Shape]) -> list[str]:
-    """A call of the host function ``function`` (source text) on the
-    ``constants`` (their reprs) and the kernel ``values`` (source texts),
-    in object mode; returns the value (buffer, token or tuple) of each
-    result shape.
-
-    The ``with objmode(...)`` block goes in a small jitted function of its
-    own, which the graph's function calls: Numba mis-compiles object-mode
-    blocks with arguments that follow a loop holding one with results
-    ("Instruction does not dominate all uses").  The constants (channel
-    keys) are its arguments too, so call sites of one host function with
-    the same result types share one helper: each costs two Numba compiles,
-    the object-mode block's and its own."""
+    """A call of the host function ``function`` (``module.name``) on the
+    string ``constants`` (channel keys) and the kernel ``values`` (source
+    texts), through :func:`compile.kernels.host.host_call`; returns the value
+    (buffer, token or tuple) of each result shape."""
     leaves = [leaf for s in results for leaf in _leaves(s)]
-    params = [f"p{i}" for i in range(len(constants) + len(values))]
-    locals_ = [f"r{i}" for i in range(len(leaves))]
-    types = ", ".join(f"{n}='{_numba_type(s)}'" for n, s in zip(locals_, leaves))
-    call = f"{function}({', '.join(params)})"
-    body = [f"    with objmode({types}):",
-            f"        {_tuple_text(locals_)} = {call}" if leaves else f"        {call}"]
-    if leaves:
-        body.append(f"    return {_tuple_text(locals_)}")
-    shared = _HOST_HELPERS.setdefault(ctx, {})
-    key = (len(params), "\n".join(body))
-    helper = shared.get(key)
-    if helper is None:
-        helper = shared[key] = ctx.fresh("host")
-        ctx.helper_functions.append("\n".join([
-            "@njit(cache=True, error_model='numpy', nogil=True)",
-            f"def {helper}({', '.join(params)}):", *body]))
+    module, name = function.rsplit(".", 1)
+    if any(";" in c for c in constants):
+        raise ValueError(f"host call constants must not hold ';': {constants}")
+    call = (f"host_call({module + ':' + name!r}, {';'.join(constants)!r}, "
+            f"{';'.join(_numba_type(s) for s in leaves)!r}, {_tuple_text(list(values))})")
     names = [ctx.fresh("h") for _ in leaves]
-    call_here = f"{helper}({', '.join([repr(c) for c in constants] + list(values))})"
-    ctx.emit(f"{_tuple_text(names)} = {call_here}" if names else call_here)
+    ctx.emit(f"{_tuple_text(names)} = {call}" if names else call)
     it = iter(names)
 
     def build(shape: Shape) -> str:
@@ -266,8 +233,8 @@ def _host_block(ctx: LoweringContext, function: str, constants: Sequence[Any],
 
 
 def _module(name: str = _MODULE) -> str:
-    """Source text naming the module ``name`` in generated code (where host functions live)."""
-    return f"__import__({name!r}, fromlist=['_'])"
+    """The module ``name`` as host calls name it (where host functions live)."""
+    return name
 
 
 def _value(ctx: LoweringContext, atom: Var | Literal) -> str:
@@ -275,7 +242,7 @@ def _value(ctx: LoweringContext, atom: Var | Literal) -> str:
 
 
 def _lower_infeed(ctx: LoweringContext, eq: Equation) -> None:
-    """Host callback (object mode): the next value of ``infeed_queue``."""
+    """Host callback: the next value of ``infeed_queue``."""
     shape = eq.params["shape"]
     key = _register("infeed", shape)
     (value,) = _host_block(ctx, f"{_module()}.host_infeed", [key], [], [shape])
@@ -284,7 +251,7 @@ def _lower_infeed(ctx: LoweringContext, eq: Equation) -> None:
 
 
 def _lower_recv(ctx: LoweringContext, eq: Equation) -> None:
-    """Host callback (object mode): the next value of ``channels[channel_id]``."""
+    """Host callback: the next value of ``channels[channel_id]``."""
     shape = eq.params["shape"]
     key = _register("recv", (shape, eq.params["channel_id"]))
     (value,) = _host_block(ctx, f"{_module()}.host_recv", [key], [], [shape])
@@ -293,7 +260,7 @@ def _lower_recv(ctx: LoweringContext, eq: Equation) -> None:
 
 
 def _lower_outfeed(ctx: LoweringContext, eq: Equation) -> None:
-    """Host callback (object mode): push the operand to ``outfeed_queue``."""
+    """Host callback: push the operand to ``outfeed_queue``."""
     operand = eq.inputs[0]
     key = _register("outfeed", operand.aval.shape)
     _host_block(ctx, f"{_module()}.host_outfeed", [key], [_value(ctx, operand)], [])
@@ -301,7 +268,7 @@ def _lower_outfeed(ctx: LoweringContext, eq: Equation) -> None:
 
 
 def _lower_send(ctx: LoweringContext, eq: Equation) -> None:
-    """Host callback (object mode): put the operand on ``channels[channel_id]``."""
+    """Host callback: put the operand on ``channels[channel_id]``."""
     operand = eq.inputs[0]
     key = _register("send", (operand.aval.shape, eq.params["channel_id"]))
     _host_block(ctx, f"{_module()}.host_send", [key], [_value(ctx, operand)], [])
@@ -309,7 +276,7 @@ def _lower_send(ctx: LoweringContext, eq: Equation) -> None:
 
 
 def _lower_custom_call(ctx: LoweringContext, eq: Equation) -> None:
-    """Host callback (object mode): run the registered Python target."""
+    """Host callback: run the registered Python target."""
     shapes = tuple(a.aval.shape for a in eq.inputs)
     key = _register("custom_call", (shapes, dict(eq.params)))
     operands = _tuple_text([_value(ctx, a) for a in eq.inputs])

@@ -125,6 +125,47 @@ def test_another_process_loads_every_kernel_from_the_disk_cache(tmp_path):
     assert compiled == "0" and int(loaded) >= 1
 
 
+def test_host_callbacks_load_from_the_disk_cache_without_compiling(tmp_path):
+    """Host calls (here infeed, outfeed and a collective of two replicas) hold
+    no Python object in compiled code: another process runs the program from
+    the disk cache with no Numba compile at all (an ``objmode`` block was
+    compiled again in every process that loaded it)."""
+    script = textwrap.dedent("""
+        import numpy as np
+        import numba.core.event as event
+        import numxla.primitives as lax
+        from numxla import pmap
+        from numxla.compile import jit
+        from numxla.primitives import side_effects as se
+        compiles = []
+        class Compiles(event.Listener):
+            def on_start(self, e):
+                pass
+            def on_end(self, e):
+                compiles.append(e.data["dispatcher"].py_func.__name__)
+        event.register("numba:compile", Compiles())
+        def feed(x):
+            value, token = lax.infeed(lax.create_token(), "f32[3]")
+            return x * value, lax.outfeed(value + 1, token)
+        se.infeed_queue.put(np.arange(3, dtype=np.float32))
+        y, _ = jit(feed, tiered=False)(np.full(3, 2, np.float32))
+        out = se.outfeed_queue.get()
+        s = pmap(lambda v: lax.psum(v, "i") * 2, axis_name="i")(np.ones((2, 3), np.float32))
+        ok = (np.array_equal(np.asarray(y), [0, 2, 4]) and np.array_equal(out, [1, 2, 3])
+              and np.array_equal(np.asarray(s), np.full((2, 3), 4)))
+        print(ok, len([c for c in compiles if c in ("graph_fn",) or c.startswith("host")]),
+              len(compiles))
+    """)
+    env = dict(os.environ, NUMXLA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(REPO),
+               NUMXLA_DEVICE_COUNT="2", NUMXLA_TIERED="0")
+    run = lambda: subprocess.run([sys.executable, "-c", script], env=env, check=True,
+                                 capture_output=True, text=True, cwd=REPO).stdout.split()
+    ok, generated, _ = run()
+    assert ok == "True" and int(generated) >= 2
+    ok, generated, every = run()
+    assert ok == "True" and generated == "0" and every == "0"
+
+
 def test_element_wise_kernels_serve_every_shape(fresh_cache):
     """An element-wise cluster whose values share a dense layout loops over
     its buffers to their run-time size: one kernel for every shape."""

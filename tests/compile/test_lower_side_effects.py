@@ -2,14 +2,12 @@
 and one-process collectives (compile/lowering/collectives.py) against the
 reference semantics: after_all/create_token, optimization_barrier,
 tuple/get_tuple_element, composite_call; the host callbacks infeed, outfeed,
-send, recv and custom_call (object-mode blocks) with arrays and tuples,
+send, recv and custom_call (calls of Python with the GIL) with arrays and tuples,
 int/float/bool values and non-default layouts; every collective on the 1x1
 process grid, and its errors.
 
 Numba compiles slowly, so each test jits one function holding many checks."""
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 import pytest
@@ -26,15 +24,6 @@ from numxla.tracer import pytree
 from .util import check_all
 
 rng = np.random.default_rng(5)
-
-
-@pytest.fixture
-def objmode_header():
-    """Host callbacks compile ``with objmode`` blocks; Numba warns that object
-    mode won't allow parallel execution despite nogil."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
 
 
 def _leaves(tree):
@@ -131,7 +120,7 @@ def _run_transfers(fn, args):
     return out, fed
 
 
-def test_host_callbacks(objmode_header):
+def test_host_callbacks():
     se.register_custom_call_target("test.target", _target)
     args = (rng.standard_normal((3, 4)).astype(np.float32), np.arange(4, dtype=np.int32),
             np.array([True, False, False]))
