@@ -7,8 +7,10 @@ there; Numba keeps its compiled code in ``__pycache__`` beside it and a new
 process loads it instead of compiling.
 
 The cache directory is ``$NUMXLA_CACHE_DIR`` or ``~/.cache/numxla``, with a
-sub-directory per (numxla, Numba, llvmlite, Python, CPU, kernel helpers'
-source) so that no entry is read by a build that did not write it.  It is created private to the user
+sub-directory per (numxla, Numba, llvmlite, Python, CPU) so that no entry is
+read by a build that did not write it; the kernel helpers' sources are in
+each entry's stamp instead (below), so that editing one helper module
+discards only the code that links it.  It is created private to the user
 (mode 0700).  Files are written to a temporary name and renamed into place,
 so two processes filling the cache at once never see a partial file.
 
@@ -23,9 +25,11 @@ compile, never a crash.
   index key.  A file that fails the check, or that cannot be unpickled or
   rebuilt by LLVM, is deleted and counts as a miss: Numba compiles again
   and rewrites it.  Garbage object code is never linked.  An entry is
-  stamped with Numba's stamp of its own file and with the helpers'
-  sources: editing a helper another file's helper calls makes the caller
-  compile again rather than serve code linked to the old callee.  (Numba reads the
+  stamped with Numba's stamp of its own file and with the sources of the
+  helper modules its code links (:func:`helper_modules`: a helper's own
+  module and what it imports, transitively; for generated code, those of
+  the helpers it names): editing a helper makes every caller compile again
+  rather than serve code linked to the old callee, and leaves the rest.  (Numba reads the
   checked files too: ``pickle`` ignores the trailer.)
 * A directory that cannot be created or written (a file in the way, a
   read-only or full file system, deleted and not re-creatable) turns the
@@ -65,6 +69,7 @@ import linecache
 import os
 import pickle
 import platform
+import re
 import sys
 import tempfile
 import threading
@@ -98,19 +103,99 @@ def _build_key() -> str:
         cpu = binding.get_host_cpu_name()
     except Exception:  # pragma: no cover - depends on the LLVM build
         cpu = platform.machine()
-    # Compiled graphs embed the kernel helpers' code, which Numba's index does
-    # not track: a change to any of them must start a fresh cache.
+    # (The kernel helpers' sources are not part of it: each entry is stamped
+    # with those of the helpers its code links, :func:`helpers_digest`.)
     parts = (NUMXLA_VERSION, numba.__version__, llvmlite.__version__,
-             platform.python_version(), cpu, platform.machine(), _helpers_digest())
+             platform.python_version(), cpu, platform.machine())
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
+# -- what an entry's machine code depends on ----------------------------------------------
+
+_COMPILE_DIR = Path(__file__).parent
+
+
 @functools.lru_cache(maxsize=1)
-def _helpers_digest() -> str:
-    """The SHA-256 of the kernel helpers' sources (``kernels/*.py``, ``extern.py``)."""
-    kernels = Path(__file__).parent / "kernels"
-    sources = sorted(kernels.glob("*.py")) + [Path(__file__).parent / "extern.py"]
-    return hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
+def _helper_files() -> dict[str, Path]:
+    """The files whose code compiled functions may link, by module name
+    relative to this package: the kernel helpers (``kernels.blas``...) and
+    :mod:`compile.extern` (the code of its entries' calls)."""
+    files = {f"kernels.{p.stem}": p for p in sorted((_COMPILE_DIR / "kernels").glob("*.py"))}
+    files["extern"] = _COMPILE_DIR / "extern.py"
+    return files
+
+
+_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+_TOP_LEVEL = re.compile(r"^(?:def|class)[ \t]+(\w+)|^(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+
+
+def _imported(module: str, source: str) -> set[str]:
+    """The helper modules (names of :func:`_helper_files`) that ``module`` imports."""
+    files = _helper_files()
+    found = set()
+    for dots, name, names in _IMPORT.findall(source):
+        if dots:
+            base = ("compile." + module).split(".")[:-len(dots)]
+            target = ".".join(base + ([name] if name else []))
+        else:
+            target = name.removeprefix(__package__.rsplit(".", 1)[0] + ".")  # "numxla."
+        target = target.removeprefix("compile.")
+        imported = re.findall(r"\w+", names.split(" as ")[0] if "(" not in names else names)
+        candidates = [target] + [f"{target}.{n}" for n in imported]
+        found.update(c for c in candidates if c in files and c != module)
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def _helper_graph() -> tuple[dict[str, frozenset[str]], dict[str, set[str]]]:
+    """Each helper module's closure (itself and what it imports, transitively),
+    and the modules defining each public top-level name of the kernel helpers
+    (read off the sources with regular expressions: parsing them all would
+    cost every process ~50 ms)."""
+    imports, owner = {}, {}
+    for module, path in _helper_files().items():
+        source = path.read_text()
+        imports[module] = _imported(module, source)
+        if module == "extern":
+            continue
+        for name in filter(None, (a or b for a, b in _TOP_LEVEL.findall(source))):
+            if not name.startswith("_"):
+                owner.setdefault(name, set()).add(module)
+    closure = {}
+    for module in imports:
+        seen, todo = set(), [module]
+        while todo:
+            m = todo.pop()
+            if m not in seen:
+                seen.add(m)
+                todo.extend(imports[m])
+        closure[module] = frozenset(seen)
+    return closure, owner
+
+
+def helper_modules(fn) -> frozenset[str]:
+    """The helper modules whose code the compiled ``fn`` (a Python function)
+    links: its own module's closure when it is a helper, and the closure of
+    each helper it names (generated code names what it calls)."""
+    closure, owner = _helper_graph()
+    own = fn.__module__.removeprefix(f"{__package__}.")
+    names, codes = set(), [fn.__code__]
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+    used = {m for n in names for m in owner.get(n, ())} | ({own} if own in closure else set())
+    return frozenset().union(*(closure[m] for m in used)) if used else frozenset()
+
+
+@functools.lru_cache(maxsize=None)
+def helpers_digest(modules: frozenset[str]) -> str:
+    """The SHA-256 of the sources of ``modules`` (:func:`helper_modules`)."""
+    files = _helper_files()
+    digest = hashlib.sha256()
+    for module in sorted(modules):
+        digest.update(module.encode() + b"\0" + files[module].read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def _root() -> str:
@@ -491,9 +576,9 @@ class _CheckedCache(FunctionCache):
 
     def __init__(self, cache: FunctionCache):  # takes over ``cache``'s state
         vars(self).update(vars(cache))
-        # Numba stamps an entry with its own file only; a helper
-        # inlines or links helpers of other files, so their sources count too
-        stamp = (cache._cache_file._source_stamp, _helpers_digest())
+        # Numba stamps an entry with its own file only; its code inlines or
+        # links helpers of other files, so their sources count too
+        stamp = (cache._cache_file._source_stamp, helpers_digest(helper_modules(cache._py_func)))
         self._cache_file = _CheckedFile(cache._cache_path, self._impl.filename_base, stamp)
 
     def _load_overload(self, sig, target_context):

@@ -208,11 +208,40 @@ def test_a_cache_directory_lost_mid_run(tmp_path):
     assert len(out["warnings"]) == 1
 
 
-def test_helper_entries_are_stamped_with_every_helper_source():
-    # a helper's compiled code links the helpers it calls from other files:
-    # its cache entry must go stale when any of their sources changes
-    from numxla.compile import cache
+def test_entries_are_stamped_with_the_sources_of_the_helpers_their_code_links(tmp_path):
+    # compiled code links (or inlines) the helpers it calls, from other files
+    # too: an entry must go stale when any of their sources changes, and only then
+    import numpy as np
+    import numxla.primitives as lax
+    from numxla.compile import cache, jit
     from numxla.compile.kernels import blas
     assert cache.protect(blas.dot_blas_call)
+    linked = cache.helper_modules(blas.dot_blas_call.py_func)
+    assert {"kernels.blas", "kernels.scalar", "kernels.vecmath", "extern"} <= linked
+    assert "kernels.linalg" not in linked
     stamp = blas.dot_blas_call._cache._cache_file._source_stamp
-    assert stamp[1] == cache._helpers_digest()
+    assert stamp[1] == cache.helpers_digest(linked)
+
+    def modules_of(fn, *args):
+        program = jit(fn, tiered=False).lower(*args).compile()
+        graph_fns = {c.kernel.fn for c in program.kernel_calls() if c.kernel.source}
+        return set().union(*(cache.helper_modules(f.py_func) for f in graph_fns))
+    x = np.linspace(0.5, 1, 8, dtype=np.float32)
+    tanh = modules_of(lambda x: lax.tanh(x) * 2, x)
+    assert "kernels.vecmath" in tanh and not tanh & {"kernels.linalg", "kernels.blas"}
+    fft = modules_of(lambda x: lax.fft(x, "FFT", (8,)), x.astype(np.complex64))
+    assert {"kernels.linalg", "extern"} <= fft
+    # an edit of linalg.py makes the FFT graph's entry stale, not the tanh one's
+    files = cache._helper_files()
+    original = files["kernels.linalg"]
+    before = [cache.helpers_digest(frozenset(m)) for m in (tanh, fft)]
+    edited = tmp_path / "linalg.py"
+    edited.write_text(original.read_text() + "\n# edited\n")
+    try:
+        files["kernels.linalg"] = edited
+        cache.helpers_digest.cache_clear()
+        after = [cache.helpers_digest(frozenset(m)) for m in (tanh, fft)]
+    finally:
+        files["kernels.linalg"] = original
+        cache.helpers_digest.cache_clear()
+    assert after[0] == before[0] and after[1] != before[1]
