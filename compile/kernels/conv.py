@@ -240,6 +240,7 @@ def conv_blas(x, w, y, geo):
     og = geo[13 + 9 * ns]
     total = nb * counts.prod()
     block, ry = _row_block(counts, ystr, nb, yn)
+    # (np.int64(1), not 1: a constant would compile dot_blas again for it)
     if _is_pointwise(geo):
         xblock, rx = _row_block(counts, xstr, nb, xn)
         block = min(block, xblock)
@@ -247,7 +248,7 @@ def conv_blas(x, w, y, geo):
             for r0 in range(0, total, block):
                 xo = _row_offset(r0 + (g * total if bg > 1 else 0), counts, xstr, xn) + \
                     (g * cin if fg > 1 else 0)
-                dot_blas(x, xo, rx, 1, w, g * kg, kr, kcol, y,
+                dot_blas(x, xo, rx, np.int64(1), w, g * kg, kr, kcol, y,
                          _row_offset(r0, counts, ystr, yn) + g * og * yo, ry, yo,
                          block, og, kc, 0.0)
         return
@@ -263,7 +264,7 @@ def conv_blas(x, w, y, geo):
             b0 = r0
             while b0 < r0 + rows:
                 b1 = min(r0 + rows, (b0 // block + 1) * block)
-                dot_blas(a, (b0 - r0) * kc, kc, 1, w, g * kg, kr, kcol, y,
+                dot_blas(a, (b0 - r0) * kc, kc, np.int64(1), w, g * kg, kr, kcol, y,
                          _row_offset(b0, counts, ystr, yn) + g * og * yo, ry, yo,
                          b1 - b0, og, kc, 0.0)
                 b0 = b1
