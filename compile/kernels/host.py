@@ -8,7 +8,7 @@ GIL, box the arguments, call, unbox the results, release the GIL, and raise
 whatever the call raised.  It finds the function by module and name at run
 time, so compiled code holds no Python object: it is cached on disk and
 loaded as it is (an ``objmode`` block is compiled again in every process
-that loads code calling it, ~0.1 s each).
+that loads code calling it, 0.05-0.2 s each).
 """
 from __future__ import annotations
 

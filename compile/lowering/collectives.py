@@ -39,7 +39,7 @@ from numxla.tracer.shapes import PrimitiveType as PT
 from ..codegen import LoweringContext, literal_text
 from ..registry import lowerings
 from .control_flow import as_layout, token_buffer
-from .side_effects import _HOST_PARAMS, _bind, _host_block, _module, _register, _to_eager, \
+from .side_effects import _HOST_PARAMS, _bind, _host_block, _register, _to_eager, \
     _to_kernel, _tuple_text, _value
 
 __all__ = ["host_collective", "host_all_reduce_into", "host_all_reduce_shared", "host_send_to",
@@ -208,7 +208,7 @@ def _lower_send_to(ctx: LoweringContext, eq: Equation) -> None:
     if ctx.process_grid is not None:
         p = eq.params
         key = _register("send_to", (operand.aval.shape, p["channel_id"], p["source_target_pairs"]))
-        _host_block(ctx, f"{_module(_MODULE)}.host_send_to", [key], [_value(ctx, operand)], [])
+        _host_block(ctx, f"{_MODULE}.host_send_to", [key], [_value(ctx, operand)], [])
     ctx.bind_name(eq.outputs[0], token_buffer(ctx))
 
 
@@ -216,10 +216,10 @@ def _lower_recv_from(ctx: LoweringContext, eq: Equation) -> None:
     p = eq.params
     shape = p["shape"]
     if ctx.process_grid is not None:
-        function = f"{_module(_MODULE)}.host_recv_from"
+        function = f"{_MODULE}.host_recv_from"
         key = _register("recv_from", (shape, p["channel_id"], p["source_target_pairs"]))
     else:
-        function, key = f"{_module(_MODULE)}.host_zeros", _register("zeros", shape)
+        function, key = f"{_MODULE}.host_zeros", _register("zeros", shape)
     (value,) = _host_block(ctx, function, [key], [], [shape])
     _bind(ctx, eq.outputs[0], value, shape)
     ctx.bind_name(eq.outputs[1], token_buffer(ctx))
@@ -240,7 +240,6 @@ def _replicated(single_process):
         out_shapes = tuple(v.aval.strip_layout().shape for v in eq.outputs)
         key = _register("collective", (eq.primitive, dict(eq.params), in_shapes, out_shapes),
                         identity=(eq.primitive, _params_key(eq.params), in_shapes, out_shapes))
-        module = _module(_MODULE)
         operands = _tuple_text([_value(ctx, a) for a in eq.inputs])
         if eq.primitive is co.all_reduce_p and _row_major(in_shapes) and \
                 _row_major(v.aval.shape for v in eq.outputs):
@@ -248,15 +247,15 @@ def _replicated(single_process):
                 # results dead before this AllReduce runs again: the group's one
                 # copy of them (not their own: copied where they escape)
                 slot = ctx.fresh("allreduce")  # names this equation in the program
-                names = _host_block(ctx, f"{module}.host_all_reduce_shared", [key, slot],
+                names = _host_block(ctx, f"{_MODULE}.host_all_reduce_shared", [key, slot],
                                     [operands], list(out_shapes))
                 for out, name in zip(eq.outputs, names):
                     ctx.bind_name(out, name)
                 return
             outs = _tuple_text([ctx.alloc(v) for v in eq.outputs])
-            _host_block(ctx, f"{module}.host_all_reduce_into", [key], [operands, outs], [])
+            _host_block(ctx, f"{_MODULE}.host_all_reduce_into", [key], [operands, outs], [])
             return
-        values = _host_block(ctx, f"{module}.host_collective", [key], [operands],
+        values = _host_block(ctx, f"{_MODULE}.host_collective", [key], [operands],
                              list(out_shapes))
         for out, value, shape in zip(eq.outputs, values, out_shapes):
             _bind(ctx, out, value, shape)

@@ -232,11 +232,6 @@ def _host_block(ctx: LoweringContext, function: str, constants: Sequence[str],
     return [build(s) for s in results]
 
 
-def _module(name: str = _MODULE) -> str:
-    """The module ``name`` as host calls name it (where host functions live)."""
-    return name
-
-
 def _value(ctx: LoweringContext, atom: Var | Literal) -> str:
     return buffer_of(ctx, atom)
 
@@ -245,7 +240,7 @@ def _lower_infeed(ctx: LoweringContext, eq: Equation) -> None:
     """Host callback: the next value of ``infeed_queue``."""
     shape = eq.params["shape"]
     key = _register("infeed", shape)
-    (value,) = _host_block(ctx, f"{_module()}.host_infeed", [key], [], [shape])
+    (value,) = _host_block(ctx, f"{_MODULE}.host_infeed", [key], [], [shape])
     _bind(ctx, eq.outputs[0], value, shape)
     ctx.bind_name(eq.outputs[1], token_buffer(ctx))
 
@@ -254,7 +249,7 @@ def _lower_recv(ctx: LoweringContext, eq: Equation) -> None:
     """Host callback: the next value of ``channels[channel_id]``."""
     shape = eq.params["shape"]
     key = _register("recv", (shape, eq.params["channel_id"]))
-    (value,) = _host_block(ctx, f"{_module()}.host_recv", [key], [], [shape])
+    (value,) = _host_block(ctx, f"{_MODULE}.host_recv", [key], [], [shape])
     _bind(ctx, eq.outputs[0], value, shape)
     ctx.bind_name(eq.outputs[1], token_buffer(ctx))
 
@@ -263,7 +258,7 @@ def _lower_outfeed(ctx: LoweringContext, eq: Equation) -> None:
     """Host callback: push the operand to ``outfeed_queue``."""
     operand = eq.inputs[0]
     key = _register("outfeed", operand.aval.shape)
-    _host_block(ctx, f"{_module()}.host_outfeed", [key], [_value(ctx, operand)], [])
+    _host_block(ctx, f"{_MODULE}.host_outfeed", [key], [_value(ctx, operand)], [])
     ctx.bind_name(eq.outputs[0], token_buffer(ctx))
 
 
@@ -271,7 +266,7 @@ def _lower_send(ctx: LoweringContext, eq: Equation) -> None:
     """Host callback: put the operand on ``channels[channel_id]``."""
     operand = eq.inputs[0]
     key = _register("send", (operand.aval.shape, eq.params["channel_id"]))
-    _host_block(ctx, f"{_module()}.host_send", [key], [_value(ctx, operand)], [])
+    _host_block(ctx, f"{_MODULE}.host_send", [key], [_value(ctx, operand)], [])
     ctx.bind_name(eq.outputs[0], token_buffer(ctx))
 
 
@@ -280,7 +275,7 @@ def _lower_custom_call(ctx: LoweringContext, eq: Equation) -> None:
     shapes = tuple(a.aval.shape for a in eq.inputs)
     key = _register("custom_call", (shapes, dict(eq.params)))
     operands = _tuple_text([_value(ctx, a) for a in eq.inputs])
-    values = _host_block(ctx, f"{_module()}.host_custom_call", [key], [operands],
+    values = _host_block(ctx, f"{_MODULE}.host_custom_call", [key], [operands],
                          list(eq.params["result_shapes"]))
     for out, value, shape in zip(eq.outputs, values, eq.params["result_shapes"]):
         _bind(ctx, out, value, shape)
