@@ -125,6 +125,46 @@ def test_another_process_loads_every_kernel_from_the_disk_cache(tmp_path):
     assert compiled == "0" and int(loaded) >= 1
 
 
+def test_helpers_are_not_compiled_again_for_each_constant(fresh_cache):
+    """Numba compiles a jitted helper called with constants from another jitted
+    function once per constant value.  Generated code passes FFT sizes,
+    reduce_precision widths, shift amounts and triangular-solve flags that
+    differ from graph to graph: no kernel helper may end up compiled twice
+    for the same argument types (its signatures differ in literals only)."""
+    import pkgutil
+
+    from numba.core import types
+    from numba.core.registry import CPUDispatcher
+
+    import numxla.primitives as lax
+    from numxla.compile import kernels
+    x = rng.standard_normal(6).astype(np.float32)
+    ints = np.arange(6, dtype=np.int32)
+    a = np.tril(rng.standard_normal((3, 3))).astype(np.float32) + 3 * np.eye(3, dtype=np.float32)
+    b = rng.standard_normal((3, 2)).astype(np.float32)
+    for n, (e, m), shift, lower in [(8, (5, 10), 3, True), (12, (8, 7), 5, False)]:
+        c = rng.standard_normal(n).astype(np.complex64)
+        got = jit(lambda c: lax.fft(c, "FFT", (n,)), tiered=False)(c)
+        np.testing.assert_allclose(np.asarray(got), np.fft.fft(c), rtol=1e-4, atol=1e-4)
+        jit(lambda x: lax.reduce_precision(x, e, m), tiered=False)(x)
+        np.testing.assert_array_equal(
+            np.asarray(jit(lambda i: lax.shift_left(i, np.int32(shift)), tiered=False)(ints)),
+            ints << shift)
+        aa = a if lower else a.T
+        got = jit(lambda aa, b: lax.triangular_solve(aa, b, left_side=True, lower=lower),
+                  tiered=False)(aa, b)
+        np.testing.assert_allclose(aa @ np.asarray(got), b, rtol=1e-4, atol=1e-4)
+    again = []
+    for info in pkgutil.iter_modules(kernels.__path__):
+        module = __import__(f"{kernels.__name__}.{info.name}", fromlist=["_"])
+        for name, fn in vars(module).items():
+            if isinstance(fn, CPUDispatcher):
+                plain = [tuple(types.unliteral(t) for t in sig) for sig in fn.signatures]
+                if len(set(plain)) < len(plain):
+                    again.append((name, [str(s) for s in fn.signatures]))
+    assert not again
+
+
 def test_host_callbacks_load_from_the_disk_cache_without_compiling(tmp_path):
     """Host calls (here infeed, outfeed and a collective of two replicas) hold
     no Python object in compiled code: another process runs the program from
