@@ -470,14 +470,16 @@ def reduce_precision_f64(x, exponent_bits, mantissa_bits):
 @njit(**_JIT)
 def reduce_precision_f16(x, exponent_bits, mantissa_bits):
     """On an f32 holding an f16 value; the result is an f16 value as an f32."""
-    return f16_from_bits(reduce_precision_bits(f16_bits(x), np.uint16, 5, 10,
-                                               exponent_bits, mantissa_bits))
+    # (the formats' widths as int64 values: constants would compile
+    # reduce_precision_bits again for bf16's, on the same uint16 words)
+    return f16_from_bits(reduce_precision_bits(f16_bits(x), np.uint16, np.int64(5),
+                                               np.int64(10), exponent_bits, mantissa_bits))
 
 
 @njit(**_JIT)
 def reduce_precision_bf16(x, exponent_bits, mantissa_bits):
-    return bf16_from_bits(reduce_precision_bits(bf16_bits(x), np.uint16, 8, 7,
-                                                exponent_bits, mantissa_bits))
+    return bf16_from_bits(reduce_precision_bits(bf16_bits(x), np.uint16, np.int64(8),
+                                                np.int64(7), exponent_bits, mantissa_bits))
 
 
 # --------------------------------------------------------------------------

@@ -138,6 +138,7 @@ def test_helpers_are_not_compiled_again_for_each_constant(fresh_cache):
 
     import numxla.primitives as lax
     from numxla.compile import kernels
+    from numxla.tracer.core import bf16_array
     x = rng.standard_normal(6).astype(np.float32)
     ints = np.arange(6, dtype=np.int32)
     a = np.tril(rng.standard_normal((3, 3))).astype(np.float32) + 3 * np.eye(3, dtype=np.float32)
@@ -146,7 +147,9 @@ def test_helpers_are_not_compiled_again_for_each_constant(fresh_cache):
         c = rng.standard_normal(n).astype(np.complex64)
         got = jit(lambda c: lax.fft(c, "FFT", (n,)), tiered=False)(c)
         np.testing.assert_allclose(np.asarray(got), np.fft.fft(c), rtol=1e-4, atol=1e-4)
-        jit(lambda x: lax.reduce_precision(x, e, m), tiered=False)(x)
+        for t in (np.float32, np.float16, "bf16"):
+            xt = bf16_array(x) if t == "bf16" else x.astype(t)
+            jit(lambda x: lax.reduce_precision(x, e, m), tiered=False)(xt)
         np.testing.assert_array_equal(
             np.asarray(jit(lambda i: lax.shift_left(i, np.int32(shift)), tiered=False)(ints)),
             ints << shift)
