@@ -140,8 +140,7 @@ def _imported(module: str, source: str) -> set[str]:
         else:
             target = name.removeprefix(__package__.rsplit(".", 1)[0] + ".")  # "numxla."
         target = target.removeprefix("compile.")
-        imported = re.findall(r"\w+", names.split(" as ")[0] if "(" not in names else names)
-        candidates = [target] + [f"{target}.{n}" for n in imported]
+        candidates = [target] + [f"{target}.{n}" for n in re.findall(r"\w+", names)]
         found.update(c for c in candidates if c in files and c != module)
     return found
 

@@ -26,7 +26,7 @@ def _leaf_types(text: str) -> list[types.Type]:
 
 @intrinsic
 def host_call(typingctx, target, constants, results, values):
-    """``module:function`` (``target``) called on the strings ``constants``
+    """``module.function`` (``target``) called on the strings ``constants``
     (``;``-separated) then the kernel ``values`` (a tuple of buffers and
     tuples of buffers); returns the tuple of its results, typed ``results``
     (Numba type texts, ``;``-separated), or nothing when there are none."""
@@ -36,7 +36,7 @@ def host_call(typingctx, target, constants, results, values):
         return None
     leaves = _leaf_types(results.literal_value)
     out = types.Tuple(leaves) if leaves else types.none
-    module_name, function = target.literal_value.split(":")
+    module_name, function = target.literal_value.rsplit(".", 1)
     strings = [c for c in constants.literal_value.split(";") if c]
 
     def codegen(context, builder, sig, args):

@@ -210,10 +210,9 @@ def _host_block(ctx: LoweringContext, function: str, constants: Sequence[str],
     texts), through :func:`compile.kernels.host.host_call`; returns the value
     (buffer, token or tuple) of each result shape."""
     leaves = [leaf for s in results for leaf in _leaves(s)]
-    module, name = function.rsplit(".", 1)
     if any(";" in c for c in constants):
         raise ValueError(f"host call constants must not hold ';': {constants}")
-    call = (f"host_call({module + ':' + name!r}, {';'.join(constants)!r}, "
+    call = (f"host_call({function!r}, {';'.join(constants)!r}, "
             f"{';'.join(_numba_type(s) for s in leaves)!r}, {_tuple_text(list(values))})")
     names = [ctx.fresh("h") for _ in leaves]
     ctx.emit(f"{_tuple_text(names)} = {call}" if names else call)
